@@ -1,0 +1,54 @@
+"""The engine's entry point: judge one submission from sources to a `JudgeResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from judge.backends import Backend, CaseSet, Stage
+from judge.host import HostConfig
+from judge.problem import Problem
+from judge.results import JudgeResult
+from judge.toolchains.base import SourceFile
+
+
+class Reporter(Protocol):
+    """Progress goes through this, so the engine never touches a UI or a database."""
+
+    def stage(self, stage: Stage) -> None:
+        """A stage of the run starts."""
+        ...
+
+    def note(self, message: str) -> None:
+        """A line of progress, e.g. "case 3/8 timed"."""
+        ...
+
+
+class SilentReporter:
+    def stage(self, stage: Stage) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    problem: Problem
+    backend: Backend
+    sources: list[SourceFile]
+    case_sets: tuple[CaseSet, ...] = (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)
+    secret: bytes = b""  # mixed into every case seed; never reaches the runner child's environment
+
+
+def judge_submission(
+    request: JudgeRequest, *, host: HostConfig, reporter: Reporter | None = None
+) -> JudgeResult:
+    """Policy check, build, correctness, timing and scoring of one submission.
+
+    Never raises for anything the submission did: that is a verdict. Raises
+    only `JudgeError` subclasses for misuse (unknown backend on this host).
+    """
+    from judge.pipeline import run_pipeline
+
+    return run_pipeline(request, host=host, reporter=reporter or SilentReporter())

@@ -1,0 +1,34 @@
+"""Explicit limits passed down to the engine; judge/ never reads the environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    compile_time_limit_s: float = 60.0  # wall clock for one build
+    compile_log_limit_bytes: int = 64 * 1024  # judging.md: log cut to 64 KiB
+    call_time_limit_s: float = 10.0  # one kernel_run call (TLE)
+    run_time_limit_s: float = 600.0  # the whole judge run (TLE)
+    case_time_budget_s: float = 2.0  # timing budget per case and kernel
+    min_timed_calls: int = 10
+    max_timed_calls: int = 1000
+    target_sem_ratio: float = 0.005  # stop once SEM < 0.5 % of the mean
+    min_warmup_calls: int = 3
+    min_warmup_s: float = 0.1  # 100 ms on CPU, 25 ms on devices
+    check_fraction: float = 0.25  # at least 1 in 4 timed outputs checked
+    min_checked_calls: int = 3
+    memory_limit_mib: int = 8192  # address space of the runner child on the CPU track
+    workspace_limit_bytes: int = 1 << 30  # the largest kernel_workspace_bytes honoured
+    max_processes: int = 256  # RLIMIT_NPROC inside the sandbox
+    max_file_size_bytes: int = 64 * 1024 * 1024  # RLIMIT_FSIZE inside the sandbox
+    max_open_files: int = 256
+    stdout_limit_bytes: int = 1024 * 1024  # the kernel's stdout/stderr kept for the report
+    source_limit_bytes: int = 512 * 1024  # one source file
+    max_source_files: int = 16
+    threads: int = 0  # OpenMP threads for the kernel; 0 = all cores the host gives
+
+
+CPU_LIMITS = Limits()
+DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0)

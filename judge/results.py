@@ -1,0 +1,126 @@
+"""Results of each stage: nested dataclasses, one per stage, every field explained.
+
+They are plain data: the CLI prints them, workers store them, `to_dict` gives
+the JSON shape that `opjudge judge --json` prints and the API serves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.backends import Backend, CaseSet, Isolation
+from judge.verdict import Verdict
+
+
+@dataclass
+class PolicyFinding:
+    rule: str  # the rule's stable name, e.g. "banned-include"
+    message: str  # a sentence a student understands
+    file: str | None = None  # source file or "<library>" for post-build checks
+    line: int | None = None  # 1-based line in `file`, when known
+
+
+@dataclass
+class BuildResult:
+    ok: bool  # the library was built
+    verdict: Verdict | None  # CE, TLE, SV or IE when not ok
+    library_path: str | None  # the shared object to load, when ok
+    log: str  # compiler output, cut to the limit
+    duration_s: float  # wall time of the build
+    toolchain: str  # e.g. "g++ 12.2.0"
+    command: list[str] = field(default_factory=list)  # the compiler command line, for the report
+    findings: list[PolicyFinding] = field(default_factory=list)  # policy refusals
+
+
+@dataclass
+class OutputCheck:
+    passed: bool  # this output met the pass rule
+    max_abs_err: float  # max |X - G|
+    mere: float  # mean relative error over |G| above the dtype's floor
+    mare: float  # max relative error over the same elements
+    within_mixed_tol: float  # share of elements within CANN's rtol/atol, for information
+    allowed_abs_err: float  # the bound max_abs_err had to meet
+    allowed_mere: float  # the bound MERE had to meet
+    reason: str = ""  # why it failed, in words (NaN, Inf, too large, ...)
+
+
+@dataclass
+class TimingStats:
+    median_ns: float  # the scored figure
+    mean_ns: float
+    min_ns: float
+    std_ns: float
+    count: int  # timed calls
+
+
+@dataclass
+class CaseResult:
+    name: str
+    case_set: CaseSet
+    passed: bool  # every output passed on every checked call
+    outputs: dict[str, OutputCheck] = field(default_factory=dict)  # worst check per output
+    verdict: Verdict = Verdict.AC  # this case's own verdict (WA, RE, TLE, ...)
+    message: str = ""  # why it failed, naming the output or input
+    timing: TimingStats | None = None  # the submission's times (timed sets only)
+    baseline_timing: TimingStats | None = None  # the baseline's, interleaved in the same run
+    ratio: float | None = None  # t_sub / t_base of medians; None when not timed
+    gflops: float | None = None  # achieved GFLOP/s at the median
+    gbytes_per_s: float | None = None  # least traffic / median
+    flops: float = 0.0  # the case's work, for the roofline chart
+    checked_calls: int = 0  # outputs compared against the oracle on this case
+    sizes: dict[str, Any] = field(default_factory=dict)  # shown to teams except for private cases
+
+
+@dataclass
+class JudgeResult:
+    verdict: Verdict
+    problem: str
+    backend: Backend
+    message: str  # the reason in plain words
+    compile_log: str = ""
+    score: float | None = None  # online score against the baseline (relative_to: baseline)
+    cases: list[CaseResult] = field(default_factory=list)
+    findings: list[PolicyFinding] = field(default_factory=list)
+    isolation: Isolation = Isolation.OFF
+    stage_times_s: dict[str, float] = field(default_factory=dict)  # build, oracle, correctness, timing
+    host: dict[str, str] = field(default_factory=dict)  # host, device, toolchain and driver versions
+    kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `opjudge judge --json` and of the API's run results."""
+        data = dataclasses.asdict(self)
+        for case, raw in zip(self.cases, data["cases"], strict=True):
+            raw["set"] = raw.pop("case_set")
+            raw["median_ns"] = case.timing.median_ns if case.timing else None
+        return data
+
+
+def result_from_dict(data: dict[str, Any]) -> JudgeResult:
+    """Inverse of `JudgeResult.to_dict`, for workers and the store."""
+    cases = []
+    for raw in data.get("cases", []):
+        raw = dict(raw)
+        raw.pop("median_ns", None)
+        raw["case_set"] = CaseSet(raw.pop("set"))
+        raw["verdict"] = Verdict(raw["verdict"])
+        raw["outputs"] = {k: OutputCheck(**v) for k, v in raw.get("outputs", {}).items()}
+        for key in ("timing", "baseline_timing"):
+            if raw.get(key):
+                raw[key] = TimingStats(**raw[key])
+        cases.append(CaseResult(**raw))
+    return JudgeResult(
+        verdict=Verdict(data["verdict"]),
+        problem=data["problem"],
+        backend=Backend(data["backend"]),
+        message=data.get("message", ""),
+        compile_log=data.get("compile_log", ""),
+        score=data.get("score"),
+        cases=cases,
+        findings=[PolicyFinding(**f) for f in data.get("findings", [])],
+        isolation=Isolation(data.get("isolation", "off")),
+        stage_times_s=data.get("stage_times_s", {}),
+        host=data.get("host", {}),
+        kernel_output=data.get("kernel_output", ""),
+    )

@@ -1,0 +1,55 @@
+"""The DeviceRuntime seam: memory, stream, clock and cache flush of one backend.
+
+Used inside the runner child (judge/runner/child.py); every method is cheap to
+call between kernel calls and none of it is timed except `time_call`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+
+class DeviceRuntime(ABC):
+    name: str
+
+    @abstractmethod
+    def to_device(self, tensor: Any) -> Any:
+        """A copy of a CPU torch tensor on the device, at a fresh address (random offset)."""
+
+    @abstractmethod
+    def empty(self, shape: tuple[int, ...], dtype: Any, fill: float) -> Any:
+        """A new device tensor filled with `fill` (NaN for outputs), at a fresh address."""
+
+    @abstractmethod
+    def garbage(self, nbytes: int) -> Any:
+        """A workspace of `nbytes` bytes of random garbage (a uint8 tensor)."""
+
+    @abstractmethod
+    def to_host(self, tensor: Any) -> Any:
+        """A CPU copy, after synchronising."""
+
+    @abstractmethod
+    def stream_handle(self) -> int:
+        """The value for `kernel_args.stream`: 0 on CPU, the raw stream pointer on devices."""
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait until all work on the stream is done."""
+
+    @abstractmethod
+    def flush_caches(self) -> None:
+        """Evict the last-level cache: write a buffer of at least twice its size."""
+
+    @abstractmethod
+    def time_call(self, call: Callable[[], int]) -> tuple[int, int]:
+        """Run `call` once and return (its return code, elapsed nanoseconds on the backend's clock)."""
+
+    def peak_flops(self) -> float:
+        """The device's peak rate for the physical-floor check (judging.md); 0 disables it."""
+        return 0.0
+
+    def describe(self) -> dict[str, str]:
+        """Device name and driver versions for the run's record."""
+        return {"device": self.name}

@@ -1,0 +1,79 @@
+"""The Sandbox seam: run a command with limits, seeing only what it is given."""
+
+from __future__ import annotations
+
+import subprocess
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from judge.backends import Isolation
+
+
+@dataclass(frozen=True)
+class Bind:
+    source: Path
+    target: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    cpu_time_s: float | None = None  # RLIMIT_CPU
+    address_space_mib: int | None = None  # RLIMIT_AS; None on device tracks
+    max_processes: int | None = None  # RLIMIT_NPROC
+    max_file_size_bytes: int | None = None  # RLIMIT_FSIZE
+    max_open_files: int | None = None  # RLIMIT_NOFILE
+    seccomp: bool = True  # apply the deny-list before exec
+    devices: tuple[str, ...] = ()  # device nodes to bind (e.g. /dev/nvidia0)
+
+
+@dataclass
+class ProcessResult:
+    returncode: int  # negative: killed by that signal
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    timed_out: bool = False
+    violation: str | None = None  # what the sandbox caught, e.g. "seccomp: socket"
+
+
+@dataclass
+class SandboxedProcess:
+    """A process started in the sandbox, for callers that talk to it (the runner)."""
+
+    popen: subprocess.Popen[bytes]
+    cleanup_paths: list[Path] = field(default_factory=list)
+
+
+class Sandbox(ABC):
+    isolation: Isolation
+
+    @abstractmethod
+    def run(
+        self,
+        argv: list[str],
+        *,
+        limits: SandboxLimits,
+        binds: list[Bind],
+        workdir: Path,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+    ) -> ProcessResult:
+        """Run to completion (compilers); kills the whole process group at `timeout_s`."""
+
+    @abstractmethod
+    def popen(
+        self,
+        argv: list[str],
+        *,
+        limits: SandboxLimits,
+        binds: list[Bind],
+        workdir: Path,
+        env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+        stdin: int | None = None,
+        stdout: int | None = None,
+        stderr: int | None = None,
+    ) -> subprocess.Popen[bytes]:
+        """Start a process (the runner child) in its own session; the caller owns its lifetime."""
