@@ -1,0 +1,36 @@
+"""Backends as tracks: each track is one folder `judge/tracks/<backend>/` whose
+`__init__.py` defines `TRACK`. Adding a backend is adding a folder; nothing else
+in the engine names a backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from judge.backends import Backend
+from judge.host import HostConfig
+from judge.limits import Limits
+from judge.runtimes.base import DeviceRuntime
+from judge.toolchains.base import Toolchain
+
+
+@dataclass(frozen=True)
+class Track:
+    backend: Backend
+    limits: Limits  # the track's defaults (warm-up length, address-space limit, ...)
+    make_toolchain: Callable[[HostConfig], Toolchain]
+    # Called inside the runner child with `runtime_options(host)`: plain JSON data only.
+    make_runtime: Callable[[dict[str, Any]], DeviceRuntime]
+    runtime_options: Callable[[HostConfig], dict[str, Any]]
+    device_nodes: Callable[[HostConfig], list[str]]  # bound into the sandbox (e.g. /dev/nvidia0)
+    library_suffix: str = ".so"
+
+
+def get_track(backend: Backend) -> Track:
+    """The track of a backend; its module is imported on first use."""
+    module = importlib.import_module(f"judge.tracks.{backend.value}")
+    track: Track = module.TRACK
+    return track
