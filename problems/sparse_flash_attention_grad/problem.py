@@ -1,0 +1,397 @@
+"""sparse_flash_attention_grad: generator, oracle, reference and pass rule.
+
+Implements `judge.problem.ProblemModule` for shared/spec/sparse_flash_attention_grad.md.
+One file on purpose: the judge hashes problem.py (with problem.toml and the header) into the
+problem's definition_hash, which keys the oracle cache, so all arithmetic that determines G and R
+lives here.
+
+Layout trick used throughout: BSND tensors are viewed as "rows" r = (b*S1 + s)*N2 + n2, each with
+its G query heads (q [B,S1,N1,D] is [B,S1,N2,G,D] because head h = n2*G + g), and keys are
+addressed in the flat [B*S2*N2] space by (b*S2 + t)*N2 + n2. A chunk of rows gathers only the
+keys those rows see, so memory is bounded by the chunk budget: no [S1, S2] matrix ever exists.
+Classes are NamedTuples, not dataclasses: the judge loads this file by path without registering
+it in sys.modules, which dataclasses need.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+
+from judge.checking import error_stats, fmt, nonfinite_reason
+from judge.problem import Case
+from judge.results import OutputCheck
+
+_HERE = Path(__file__).resolve().parent
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# Inputs drawn from N(0, 1), in the order the spec lists them (the draw order fixes the bytes).
+NORMAL_INPUTS = ("q", "q_rope", "k", "k_rope", "v", "d_out")
+ROPE_NAMES = ("q_rope", "k_rope", "dq_rope", "dk_rope")
+
+# Elements of the per-chunk temporaries (gathered keys and values, scores, their gradients).
+# 2^23 float64 elements are 64 MiB: the oracle's memory beyond its inputs and outputs.
+CHUNK_ELEMENTS = 1 << 23
+
+
+class Sizes(NamedTuple):
+    B: int
+    S1: int
+    S2: int
+    N1: int
+    N2: int
+    D: int
+    Dr: int
+    K: int
+    block_size: int
+    sparse_mode: int
+    scale: float
+
+    @property
+    def G(self) -> int:
+        return self.N1 // self.N2
+
+    @property
+    def rows(self) -> int:
+        return self.B * self.S1 * self.N2
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Sizes:
+        """From a case's params (ABI field names); `scale` defaults to 1/sqrt(D + Dr)."""
+        ints = {k: int(params[k]) for k in ("B", "S1", "S2", "N1", "N2", "D", "Dr", "K", "block_size")}
+        mode = int(params.get("sparse_mode", 0))
+        if mode not in (0, 3):
+            raise ValueError(f"sparse_mode must be 0 or 3, not {mode}")
+        if ints["N1"] % ints["N2"]:
+            raise ValueError("N1 must be a multiple of N2")
+        scale = float(params.get("scale", 1.0 / math.sqrt(ints["D"] + ints["Dr"])))
+        return cls(sparse_mode=mode, scale=scale, **ints)
+
+
+def thresholds(sz: Sizes) -> torch.Tensor:
+    """thr(s) for s in [0, S1): S2 (mode 0) or clamp(S2 - S1 + s + 1, 0, S2) (mode 3, right-down causal)."""
+    s = torch.arange(sz.S1, dtype=torch.int64)
+    if sz.sparse_mode == 0:
+        return torch.full_like(s, sz.S2)
+    return (s + (sz.S2 - sz.S1 + 1)).clamp(0, sz.S2)
+
+
+def draw_indices(sz: Sizes, gen: torch.Generator, *, ragged: bool) -> torch.Tensor:
+    """sparse_indices [B,S1,N2,K] int32 by the spec's generator rules.
+
+    Each row gets c = min(K, nblk) distinct ids in [0, nblk), ascending, always holding nblk-1;
+    the rest are drawn uniformly by sorting random keys. With `ragged`, the count is uniform in
+    [1, c] instead (0 for rows that see nothing). Padding is -1.
+    """
+    nblk = (thresholds(sz) + sz.block_size - 1) // sz.block_size  # [S1]
+    width = max(int(nblk.max()) if sz.S1 else 0, 1)
+    rows_nblk = nblk.view(1, sz.S1, 1).expand(sz.B, sz.S1, sz.N2).reshape(-1)  # [rows]
+    keys = torch.rand((sz.rows, width), generator=gen, dtype=torch.float32)
+    col = torch.arange(width).view(1, -1)
+    keys = torch.where(col < rows_nblk.view(-1, 1), keys, torch.full_like(keys, 2.0))
+    keys = torch.where(col == (rows_nblk - 1).view(-1, 1), torch.full_like(keys, -1.0), keys)
+    order = torch.argsort(keys, dim=1, stable=True)  # the forced last block first, then random ones
+    count = rows_nblk.clamp(max=sz.K)
+    if ragged:
+        u = torch.rand(sz.rows, generator=gen, dtype=torch.float64)
+        count = torch.where(count > 0, (u * count).floor().to(torch.int64) + 1, count)
+    take = min(sz.K, width)
+    chosen = order[:, :take]
+    chosen = torch.where(torch.arange(take).view(1, -1) < count.view(-1, 1), chosen, width)
+    chosen = chosen.sort(dim=1).values
+    chosen = torch.where(chosen == width, -1, chosen)
+    result = torch.full((sz.rows, sz.K), -1, dtype=torch.int32)
+    result[:, :take] = chosen.to(torch.int32)
+    return result.view(sz.B, sz.S1, sz.N2, sz.K)
+
+
+def _valid_prefix(ids: torch.Tensor) -> torch.Tensor:
+    # A row's list ends at its first -1 (spec): later entries are ignored whatever they hold.
+    return torch.cumprod((ids >= 0).to(torch.int8), dim=1).bool()
+
+
+class Chunk(NamedTuple):
+    start: int  # first row
+    stop: int  # one past the last row
+    keys: torch.Tensor  # [c, W] flat key index (b*S2 + t)*N2 + n2; 0 where masked
+    mask: torch.Tensor  # [c, W] the key is visible to the row
+
+
+def chunks(sz: Sizes, indices: torch.Tensor, per_row_elements: int) -> Iterator[Chunk]:
+    """Row chunks with the keys each row sees; a chunk holds about CHUNK_ELEMENTS / per_row_elements rows
+    of the widest possible list (rows that see nothing are skipped)."""
+    ids_all = indices.reshape(sz.rows, sz.K).to(torch.int64)
+    max_blocks = min(sz.K, -(-sz.S2 // sz.block_size))
+    widest = max(1, max_blocks * sz.block_size)
+    step = max(1, CHUNK_ELEMENTS // (widest * per_row_elements))
+    thr_rows = thresholds(sz).view(1, sz.S1, 1).expand(sz.B, sz.S1, sz.N2).reshape(-1)
+    within = torch.arange(sz.block_size).view(1, 1, -1)
+    for start in range(0, sz.rows, step):
+        stop = min(start + step, sz.rows)
+        ids = ids_all[start:stop]
+        valid = _valid_prefix(ids)
+        blocks = int(valid.sum(dim=1).max()) if stop > start else 0
+        if blocks == 0:
+            continue
+        ids, valid = ids[:, :blocks], valid[:, :blocks]
+        tok = ids.unsqueeze(-1) * sz.block_size + within  # [c, blocks, bs]
+        thr = thr_rows[start:stop].view(-1, 1, 1)
+        mask = (valid.unsqueeze(-1) & (tok < thr) & (tok >= 0)).reshape(stop - start, -1)
+        row = torch.arange(start, stop).view(-1, 1)
+        b, n2 = row // (sz.S1 * sz.N2), row % sz.N2
+        flat = (b * sz.S2 + tok.reshape(stop - start, -1)) * sz.N2 + n2
+        yield Chunk(start, stop, torch.where(mask, flat, 0), mask)
+
+
+def count_pairs(sz: Sizes, indices: torch.Tensor) -> int:
+    """P = sum over (b, s, h) of |Tok(b, s, h/G)|, from the actual indices."""
+    ids = indices.reshape(sz.rows, sz.K).to(torch.int64)
+    valid = _valid_prefix(ids)
+    thr = thresholds(sz).view(1, sz.S1, 1).expand(sz.B, sz.S1, sz.N2).reshape(-1, 1)
+    per_block = (thr - ids * sz.block_size).clamp(0, sz.block_size)
+    return int(torch.where(valid, per_block, 0).sum()) * sz.G
+
+
+def _cat_rope(main: torch.Tensor, rope: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
+    # q|q_rope and k|k_rope are one dot product each: concatenate along the head dim.
+    if rope is None:
+        return main.to(dtype)
+    return torch.cat([main.to(dtype), rope.to(dtype)], dim=-1)
+
+
+def _row_stats(sz: Sizes, stat: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    # [B, N2, S1, G] -> [rows, G] in row order (b, s, n2).
+    return stat.to(dtype).permute(0, 2, 1, 3).reshape(sz.rows, sz.G)
+
+
+def forward(sz: Sizes, inputs: dict[str, Any], indices: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """float32 forward on the (rounded) inputs: out [B,S1,N1,D], softmax_max and softmax_sum [B,N2,S1,G].
+
+    Rows that see nothing get out = softmax_max = softmax_sum = 0 (spec).
+    """
+    f32 = torch.float32
+    dt = sz.D + sz.Dr
+    q = _cat_rope(inputs["q"], inputs["q_rope"], f32).view(sz.rows, sz.G, dt)
+    k = _cat_rope(inputs["k"], inputs["k_rope"], f32).view(-1, dt)
+    v = inputs["v"].to(f32).reshape(-1, sz.D)
+    out = torch.zeros(sz.rows, sz.G, sz.D, dtype=f32)
+    row_max = torch.zeros(sz.rows, sz.G, dtype=f32)
+    row_sum = torch.zeros(sz.rows, sz.G, dtype=f32)
+    for ch in chunks(sz, indices, dt + sz.D + 3 * sz.G):
+        z = torch.bmm(q[ch.start : ch.stop], k[ch.keys].transpose(1, 2)) * sz.scale  # [c, G, W]
+        visible = ch.mask.unsqueeze(1)
+        z = z.masked_fill(~visible, -math.inf)
+        m = z.amax(dim=2)
+        seen = ch.mask.any(dim=1, keepdim=True).expand_as(m)
+        m = torch.where(seen, m, 0.0)
+        p = torch.exp(z - m.unsqueeze(-1))  # exp(-inf) = 0 for masked keys
+        denom = p.sum(dim=2)
+        o = torch.bmm(p, v[ch.keys]) / torch.where(seen, denom, 1.0).unsqueeze(-1)
+        out[ch.start : ch.stop] = o
+        row_max[ch.start : ch.stop] = m
+        row_sum[ch.start : ch.stop] = denom
+    stat_shape = (sz.B, sz.S1, sz.N2, sz.G)
+    return (
+        out.view(sz.B, sz.S1, sz.N1, sz.D),
+        row_max.view(stat_shape).permute(0, 2, 1, 3).contiguous(),
+        row_sum.view(stat_shape).permute(0, 2, 1, 3).contiguous(),
+    )
+
+
+def backward(
+    sz: Sizes, inputs: dict[str, Any], *, mode: str, out_dtype: torch.dtype | None = None
+) -> dict[str, torch.Tensor]:
+    """dq, dq_rope, dk, dk_rope, dv by the spec's formulas, chunk by chunk.
+
+    mode "oracle": everything in float64 (G). mode "reference": the spec's recipe for R: float32
+    throughout, P and dS rounded to `out_dtype` before the products, scale applied after the
+    sums, each output rounded to `out_dtype` once at the end.
+    """
+    ref = mode == "reference"
+    if mode not in ("oracle", "reference") or (ref and out_dtype is None):
+        raise ValueError(f"bad backward mode {mode!r}")
+    acc = torch.float32 if ref else torch.float64
+    dt = sz.D + sz.Dr
+    q = _cat_rope(inputs["q"], inputs["q_rope"], acc).view(sz.rows, sz.G, dt)
+    k = _cat_rope(inputs["k"], inputs["k_rope"], acc).view(-1, dt)
+    v = inputs["v"].to(acc).reshape(-1, sz.D)
+    d_out = inputs["d_out"].to(acc).reshape(sz.rows, sz.G, sz.D)
+    delta = (d_out * inputs["out"].to(acc).reshape(sz.rows, sz.G, sz.D)).sum(dim=2)  # [rows, G]
+    row_max = _row_stats(sz, inputs["softmax_max"], acc)
+    row_sum = _row_stats(sz, inputs["softmax_sum"], acc)
+    dq = torch.zeros(sz.rows, sz.G, dt, dtype=acc)
+    dk = torch.zeros(k.shape, dtype=acc)
+    dv = torch.zeros(v.shape, dtype=acc)
+    for ch in chunks(sz, indices=inputs["sparse_indices"], per_row_elements=2 * dt + 2 * sz.D + 5 * sz.G):
+        rows = slice(ch.start, ch.stop)
+        kg, vg, qg, dog = k[ch.keys], v[ch.keys], q[rows], d_out[rows]
+        z = torch.bmm(qg, kg.transpose(1, 2)) * sz.scale  # [c, G, W]
+        p = torch.exp(z - row_max[rows].unsqueeze(-1)) / row_sum[rows].unsqueeze(-1)
+        # where, not multiply: masked keys (and rows with softmax_sum 0) may give inf or NaN here.
+        p = torch.where(ch.mask.unsqueeze(1), p, 0.0)
+        ds = p * (torch.bmm(dog, vg.transpose(1, 2)) - delta[rows].unsqueeze(-1))
+        if ref:
+            p = p.to(out_dtype).to(acc)
+            ds = ds.to(out_dtype).to(acc)
+        dq[rows] = torch.bmm(ds, kg)
+        flat = ch.keys.reshape(-1)
+        dk.index_add_(0, flat, torch.bmm(ds.transpose(1, 2), qg).reshape(-1, dt))
+        dv.index_add_(0, flat, torch.bmm(p.transpose(1, 2), dog).reshape(-1, sz.D))
+    dq *= sz.scale
+    dk *= sz.scale
+    final = out_dtype if ref else acc
+    result = {
+        "dq": dq[..., : sz.D].reshape(sz.B, sz.S1, sz.N1, sz.D),
+        "dk": dk[:, : sz.D].reshape(sz.B, sz.S2, sz.N2, sz.D),
+        "dv": dv.reshape(sz.B, sz.S2, sz.N2, sz.D),
+    }
+    if sz.Dr:
+        result["dq_rope"] = dq[..., sz.D :].reshape(sz.B, sz.S1, sz.N1, sz.Dr)
+        result["dk_rope"] = dk[:, sz.D :].reshape(sz.B, sz.S2, sz.N2, sz.Dr)
+    return {name: t.to(final).contiguous() for name, t in result.items()}
+
+
+@cache
+def _tolerance() -> dict[str, Any]:
+    # problem.toml is the one source of the pass rule's numbers.
+    return tomllib.loads((_HERE / "problem.toml").read_text())["tolerance"]
+
+
+def sizes(case: Case) -> Sizes:
+    """The case's sizes and attributes."""
+    return Sizes.from_params(case.params)
+
+
+@contextmanager
+def _single_thread() -> Iterator[None]:
+    # Bit-for-bit determinism across processes: one thread fixes every reduction order.
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def make_inputs(case: Case, seed: int) -> dict[str, Any]:
+    """Every input of the ABI for `case`, drawn with `seed` (spec: "How the judge makes a case")."""
+    sz = sizes(case)
+    dtype = DTYPES[case.dtype]
+    shapes = {
+        "q": (sz.B, sz.S1, sz.N1, sz.D),
+        "q_rope": (sz.B, sz.S1, sz.N1, sz.Dr),
+        "k": (sz.B, sz.S2, sz.N2, sz.D),
+        "k_rope": (sz.B, sz.S2, sz.N2, sz.Dr),
+        "v": (sz.B, sz.S2, sz.N2, sz.D),
+        "d_out": (sz.B, sz.S1, sz.N1, sz.D),
+    }
+    with _single_thread():
+        gen = torch.Generator().manual_seed(int(seed))
+        inputs: dict[str, Any] = {}
+        for name in NORMAL_INPUTS:
+            if name in ROPE_NAMES and sz.Dr == 0:
+                inputs[name] = None
+                continue
+            inputs[name] = torch.randn(shapes[name], generator=gen).to(dtype)
+        indices = draw_indices(sz, gen, ragged="ragged_topk" in case.flags)
+        out, softmax_max, softmax_sum = forward(sz, inputs, indices)
+    inputs["sparse_indices"] = indices
+    inputs["out"] = out.to(dtype)
+    inputs["softmax_max"] = softmax_max
+    inputs["softmax_sum"] = softmax_sum
+    inputs["scale"] = sz.scale
+    return inputs
+
+
+def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """dq, dq_rope, dk, dk_rope, dv: each the shape and dtype of its input (rope ones absent when Dr = 0)."""
+    sz = sizes(case)
+    dtype = DTYPES[case.dtype]
+    specs = {
+        "dq": ((sz.B, sz.S1, sz.N1, sz.D), dtype),
+        "dq_rope": ((sz.B, sz.S1, sz.N1, sz.Dr), dtype),
+        "dk": ((sz.B, sz.S2, sz.N2, sz.D), dtype),
+        "dk_rope": ((sz.B, sz.S2, sz.N2, sz.Dr), dtype),
+        "dv": ((sz.B, sz.S2, sz.N2, sz.D), dtype),
+    }
+    if sz.Dr == 0:
+        del specs["dq_rope"], specs["dk_rope"]
+    return specs
+
+
+def oracle(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """G: every output in float64, from the very inputs the kernel got."""
+    return backward(sizes(case), inputs, mode="oracle")
+
+
+def reference(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor] | None:
+    """R for float16/bfloat16 cases (the spec's float32 recipe, rounded to T); None for float32."""
+    if case.dtype == "float32":
+        return None
+    return backward(sizes(case), inputs, mode="reference", out_dtype=DTYPES[case.dtype])
+
+
+def check(
+    case: Case,
+    outputs: dict[str, Any],
+    oracle: dict[str, Any],
+    reference: dict[str, Any] | None,
+) -> dict[str, OutputCheck]:
+    """The spec's pass rule for each output X (keys of `oracle`), with its metrics for the report."""
+    tol = _tolerance()[case.dtype]
+    results = {}
+    for name, truth in oracle.items():
+        x = outputs[name]
+        stats = error_stats(x, truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
+        if case.dtype == "float32":
+            allowed_abs = tol["abs_factor"] * max(1.0, stats.max_abs_truth)
+            allowed_mere = tol["mere"]
+        else:
+            if reference is None:
+                raise ValueError(f"{case.dtype} case {case.name} needs the reference R")
+            ref = error_stats(
+                reference[name], truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"]
+            )
+            allowed_abs = tol["ref_factor"] * ref.max_abs_err + tol["atol"]
+            allowed_mere = tol["mere_ref_factor"] * ref.mere + tol["mere_slack"]
+        reasons = []
+        if not stats.finite:
+            reasons.append(nonfinite_reason(stats.nan, stats.inf))
+        if stats.max_abs_err > allowed_abs:
+            reasons.append(f"max |X-G| = {fmt(stats.max_abs_err)} exceeds {fmt(allowed_abs)}")
+        if stats.mere > allowed_mere:
+            reasons.append(f"MERE = {fmt(stats.mere)} exceeds {fmt(allowed_mere)}")
+        results[name] = OutputCheck(
+            passed=not reasons,
+            max_abs_err=stats.max_abs_err,
+            mere=stats.mere,
+            mare=stats.mare,
+            within_mixed_tol=stats.within_mixed_tol,
+            allowed_abs_err=allowed_abs,
+            allowed_mere=allowed_mere,
+            reason=f"{name}: {'; '.join(reasons)}" if reasons else "",
+        )
+    return results
+
+
+def work(case: Case, inputs: dict[str, Any]) -> tuple[float, float]:
+    """(flops, least bytes): P * (6*(D+Dr) + 4*D) from the actual indices; inputs read, outputs written once.
+
+    P counts the pairs of the generated indices, so ragged and causal cases get their true work.
+    """
+    sz = sizes(case)
+    pairs = count_pairs(sz, inputs["sparse_indices"])
+    flops = float(pairs) * (6 * (sz.D + sz.Dr) + 4 * sz.D)
+    read = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, torch.Tensor))
+    written = sum(
+        math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+        for shape, dtype in output_specs(case, inputs).values()
+    )
+    return flops, float(read + written)
