@@ -81,6 +81,7 @@ class JudgeResult:
     message: str  # the reason in plain words
     compile_log: str = ""
     score: float | None = None  # online score against the baseline (relative_to: baseline)
+    set_scores: dict[str, float] = field(default_factory=dict)  # the same per timed set: benchmarks, private
     cases: list[CaseResult] = field(default_factory=list)
     findings: list[PolicyFinding] = field(default_factory=list)
     isolation: Isolation = Isolation.OFF
@@ -117,6 +118,7 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         message=data.get("message", ""),
         compile_log=data.get("compile_log", ""),
         score=data.get("score"),
+        set_scores=data.get("set_scores", {}),
         cases=cases,
         findings=[PolicyFinding(**f) for f in data.get("findings", [])],
         isolation=Isolation(data.get("isolation", "off")),

@@ -1,0 +1,115 @@
+"""Stages 1 and 2: policy check and build of the submission, and the baseline's build.
+
+The baseline is built by the same toolchain with the same flags; its library is
+cached by a hash of everything that went into it, so a worker builds it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from judge.backends import Stage
+from judge.engine import JudgeRequest, Reporter
+from judge.errors import InternalJudgeError
+from judge.host import HostConfig
+from judge.results import BuildResult, JudgeResult, PolicyFinding
+from judge.sandbox.base import Sandbox
+from judge.toolchains.base import SourceFile, Toolchain
+from judge.tracks import Track
+from judge.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class BuiltKernels:
+    submission: Path
+    baseline: Path
+
+
+def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox, workdir: Path,
+                  reporter: Reporter, result: JudgeResult) -> BuiltKernels | None:
+    """The submission's and the baseline's libraries, or None with the verdict set on `result`."""
+    policy_on = host.extra.get("policy", "on") != "off"
+    reporter.stage(Stage.POLICY)
+    if policy_on and _refused(result, _check_sources(request, host)):
+        return None
+    reporter.stage(Stage.BUILDING)
+    toolchain = track.make_toolchain(host)
+    result.host["toolchain"] = toolchain.version()
+    started = time.monotonic()
+    build = _build(toolchain, request.sources, request, host, sandbox, workdir / "build")
+    result.compile_log = build.log
+    if not build.ok:
+        result.verdict = build.verdict or Verdict.CE
+        result.findings = build.findings
+        result.message = "compile error" if result.verdict is Verdict.CE else "the build failed"
+        if result.verdict is Verdict.TLE:
+            result.message = "the compile time limit was exceeded"
+        result.stage_times_s["build"] = time.monotonic() - started
+        return None
+    assert build.library_path is not None
+    if policy_on and _refused(result, _check_library(request, Path(build.library_path))):
+        return None
+    baseline = _baseline_library(toolchain, request, host, sandbox, workdir / "baseline")
+    result.stage_times_s["build"] = time.monotonic() - started
+    return BuiltKernels(submission=Path(build.library_path), baseline=baseline)
+
+
+def _refused(result: JudgeResult, findings: list[PolicyFinding]) -> bool:
+    if not findings:
+        return False
+    first = findings[0]
+    where = f" ({first.file}:{first.line})" if first.file and first.line else f" ({first.file})" if first.file else ""
+    result.verdict, result.findings = Verdict.SV, findings
+    result.message = f"policy rule {first.rule}{where}: {first.message}"
+    return True
+
+
+def _check_sources(request: JudgeRequest, host: HostConfig) -> list[PolicyFinding]:
+    from judge.policy import check_sources
+
+    return check_sources(request.backend, request.sources, host.limits)
+
+
+def _check_library(request: JudgeRequest, library: Path) -> list[PolicyFinding]:
+    from judge.policy import check_library
+
+    return check_library(request.backend, library)
+
+
+def _build(toolchain: Toolchain, sources: list[SourceFile], request: JudgeRequest, host: HostConfig,
+           sandbox: Sandbox, folder: Path) -> BuildResult:
+    folder.mkdir(parents=True)
+    include = folder / "include"
+    include.mkdir()
+    shutil.copy2(request.problem.header, include / request.problem.header.name)
+    for source in sources:
+        (folder / source.name).write_bytes(source.content)
+    return toolchain.build(sources=sources, include_dirs=[include], workdir=folder, limits=host.limits,
+                           sandbox=sandbox)
+
+
+def _baseline_library(toolchain: Toolchain, request: JudgeRequest, host: HostConfig, sandbox: Sandbox,
+                      folder: Path) -> Path:
+    path = request.problem.baselines.get(request.backend)
+    if path is None or not path.is_file():
+        raise InternalJudgeError(f"problem {request.problem.slug} has no {request.backend} baseline at {path}")
+    source = SourceFile(name=path.name, content=path.read_bytes())
+    key = hashlib.sha256(source.content + request.problem.header.read_bytes()
+                         + toolchain.version().encode() + request.backend.value.encode()).hexdigest()[:24]
+    cached = host.cache_dir / "builds" / f"{request.problem.slug}-{key}.so" if host.cache_dir else None
+    if cached is not None and cached.is_file():
+        return cached
+    build = _build(toolchain, [source], request, host, sandbox, folder)
+    if not build.ok or build.library_path is None:
+        raise InternalJudgeError(f"the baseline of {request.problem.slug} did not build:\n{build.log[-2000:]}")
+    if cached is None:
+        return Path(build.library_path)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    temporary = cached.with_suffix(f".{time.monotonic_ns()}.tmp")
+    shutil.copy2(build.library_path, temporary)
+    temporary.replace(cached)
+    return cached

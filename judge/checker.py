@@ -1,0 +1,106 @@
+"""Checks one call of the submission against the oracle, in the worker.
+
+The worker regenerates the call's inputs from the seed it chose, so what the
+oracle sees never passed through the submission's process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from judge.problem import Case, Problem
+from judge.results import OutputCheck
+from judge.runner.session import CallOutcome
+from judge.verdict import Verdict
+
+
+@dataclass
+class CallCheck:
+    verdict: Verdict  # AC when the call was fine
+    message: str = ""
+    outputs: dict[str, OutputCheck] = field(default_factory=dict)
+
+
+def input_digest(tensor: torch.Tensor) -> str:
+    data = tensor.detach().contiguous().view(torch.uint8).numpy()
+    return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
+
+
+def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
+    """The checks that need no oracle: return code, workspace, threads, late writes, inputs."""
+    if outcome.workspace_requested is not None:
+        return CallCheck(Verdict.MLE, f"case {case.name}: kernel_workspace_bytes asked for "
+                         f"{outcome.workspace_requested} bytes; at most {workspace_limit} are given")
+    if outcome.rc != 0:
+        return CallCheck(Verdict.RE, f"case {case.name}: kernel_run returned {outcome.rc} (0 means success)")
+    if outcome.new_threads:
+        return CallCheck(Verdict.SV, f"case {case.name}: a thread the kernel started was still alive after "
+                         "kernel_run returned; all work must finish inside the call")
+    if outcome.late_writes:
+        return CallCheck(Verdict.SV, f"case {case.name}: output {', '.join(outcome.late_writes)} changed after "
+                         "kernel_run returned; all work must finish inside the call")
+    changed = [k for k, v in outcome.digest_before.items() if outcome.digest_after.get(k) != v]
+    if changed:
+        return CallCheck(Verdict.WA, f"case {case.name}: kernel_run changed its input {', '.join(changed)}; "
+                         "inputs are read-only")
+    return CallCheck(Verdict.AC)
+
+
+class OracleChecker:
+    """Regenerates inputs, computes (or loads) the oracle and applies the problem's pass rule."""
+
+    def __init__(self, problem: Problem, cache: Any | None = None) -> None:
+        self.problem = problem
+        self.module = problem.module
+        self.cache = cache
+        self.oracle_seconds = 0.0
+
+    def inputs(self, case: Case, seed: int) -> dict[str, Any]:
+        return self.module.make_inputs(case, seed)
+
+    def check(self, case: Case, seed: int, outcome: CallOutcome, *, cacheable: bool) -> CallCheck:
+        inputs = self.inputs(case, seed)
+        mine = {k: input_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        if mine != outcome.digest_before:
+            return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs differ from the judge's "
+                             "regeneration (non-deterministic generator or a tampered runner)")
+        started = time.monotonic()
+        oracle, reference = self._truth(case, seed, inputs, cacheable)
+        self.oracle_seconds += time.monotonic() - started
+        missing = [name for name in oracle if name not in outcome.outputs]
+        if missing:
+            return CallCheck(Verdict.IE, f"case {case.name}: the runner sent no {', '.join(missing)}")
+        checks = self.module.check(case, outcome.outputs, oracle, reference)
+        failed = [name for name, c in checks.items() if not c.passed]
+        if failed:
+            first = checks[failed[0]]
+            return CallCheck(Verdict.WA, f"case {case.name}: output {failed[0]} is wrong: {first.reason}", checks)
+        return CallCheck(Verdict.AC, "", checks)
+
+    def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
+        def compute() -> tuple[Any, Any]:
+            return self.module.oracle(case, inputs), self.module.reference(case, inputs)
+
+        if not cacheable or self.cache is None:
+            return compute()
+        key = [self.problem.slug, self.problem.definition_hash, case.name, case.dtype,
+               json.dumps(case.params, sort_keys=True), list(case.flags), seed]
+        return self.cache.get_or_compute(key, compute)
+
+
+def worst_checks(current: dict[str, OutputCheck], new: dict[str, OutputCheck]) -> dict[str, OutputCheck]:
+    """Per output, keep the check with the larger error (failures first)."""
+    merged = dict(current)
+    for name, check in new.items():
+        old = merged.get(name)
+        if old is None or (old.passed and not check.passed) or (
+            old.passed == check.passed and check.max_abs_err > old.max_abs_err
+        ):
+            merged[name] = check
+    return merged

@@ -1,0 +1,119 @@
+"""`opjudge judge`, `opjudge problems` and `opjudge doctor`: the engine alone from a terminal.
+
+The service's commands (serve, worker, submit, ...) are added by api/cli.py on
+top of this app, so judge/ stays free of web and database imports. This is the
+edge where settings come from flags and environment variables; below it,
+judge/ only sees the `HostConfig` built here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from judge.backends import Backend, CaseSet
+from judge.engine import JudgeRequest, judge_submission
+from judge.errors import UserFacingError
+from judge.host import HostConfig
+from judge.problem import list_problems, load_problem
+from judge.report import print_report
+from judge.submission import read_sources
+from judge.tracks import get_track
+from judge.verdict import Verdict
+
+app = typer.Typer(help="opjudge: judge kernel submissions.", no_args_is_help=True, add_completion=False)
+err = Console(stderr=True)
+
+CASE_CHOICES = {"tests": (CaseSet.TESTS,), "benchmarks": (CaseSet.BENCHMARKS,), "private": (CaseSet.PRIVATE,),
+                "all": (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)}
+
+
+def usage_error(message: str) -> typer.Exit:
+    err.print(f"error: {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
+    return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
+                      cache_dir=cache_dir)
+
+
+@app.command("judge")
+def judge_command(
+    files: Annotated[list[Path], typer.Argument(help="source files of the submission")],
+    problem: Annotated[str, typer.Option(help="problem slug, see `opjudge problems`")],
+    backend: Annotated[str, typer.Option(help="cpu, cuda or npu")] = "cpu",
+    cases: Annotated[str, typer.Option(help="tests, benchmarks, private or all")] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    sandbox: Annotated[str, typer.Option(envvar="OPJUDGE_SANDBOX", help="strict, auto or off")] = "auto",
+    secret: Annotated[str, typer.Option(envvar="OPJUDGE_JUDGE_SECRET", help="mixed into case seeds")] = "",
+    cache_dir: Annotated[Path | None, typer.Option(envvar="OPJUDGE_CACHE_DIR")] = None,
+) -> None:
+    """Judge FILES as a submission to PROBLEM on BACKEND and print the report."""
+    if cases not in CASE_CHOICES:
+        raise usage_error(f"--cases must be one of {', '.join(CASE_CHOICES)}, not {cases!r}")
+    if sandbox not in ("strict", "auto", "off"):
+        raise usage_error(f"--sandbox must be strict, auto or off, not {sandbox!r}")
+    try:
+        chosen_backend = Backend(backend)
+    except ValueError:
+        raise usage_error(f"unknown backend {backend!r}; backends: cpu, cuda, npu") from None
+    try:
+        loaded = load_problem(problem)
+        loaded.cases_for(chosen_backend)
+        host_limits = get_track(chosen_backend).limits
+        sources = read_sources(files, host_limits)
+    except UserFacingError as exc:
+        raise usage_error(str(exc)) from None
+    request = JudgeRequest(problem=loaded, backend=chosen_backend, sources=sources,
+                           case_sets=CASE_CHOICES[cases],
+                           secret=secret.encode() if secret else secrets.token_bytes(32))
+    with tempfile.TemporaryDirectory(prefix="opjudge-") as work:
+        host = host_config(backend=chosen_backend, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(work))
+        result = judge_submission(request, host=host)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print_report(result)
+    if result.verdict is Verdict.IE:
+        raise typer.Exit(1)
+
+
+@app.command("problems")
+def problems_command() -> None:
+    """List problems with their backends and case counts."""
+    for slug in list_problems():
+        problem = load_problem(slug)
+        print(f"{slug} (v{problem.version}): {problem.title}")
+        for backend in problem.backends:
+            counts = {s.value: len(problem.cases_for(backend, [s])) for s in CaseSet}
+            print(f"  {backend.value:5} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+@app.command("doctor")
+def doctor_command(
+    sandbox: Annotated[str, typer.Option(envvar="OPJUDGE_SANDBOX")] = "auto",
+) -> None:
+    """Report toolchains, devices, sandbox and versions of every backend on this host."""
+    from judge.doctor import doctor_report, render_doctor
+
+    host = HostConfig(work_root=Path(tempfile.gettempdir()), sandbox_mode=sandbox)
+    print(render_doctor(doctor_report(host)))
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format='{"level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}')
+    app()
+
+
+if __name__ == "__main__":
+    main()

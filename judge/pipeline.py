@@ -1,0 +1,231 @@
+"""One judge run, stage by stage (judging.md, "Stages of a run")."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import time
+import uuid
+from pathlib import Path
+
+from judge.backends import Backend, CaseSet, Isolation, Stage
+from judge.builds import BuiltKernels, build_kernels
+from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
+from judge.engine import JudgeRequest, Reporter
+from judge.errors import JudgeError, SandboxUnavailableError
+from judge.host import HostConfig
+from judge.problem import Case
+from judge.results import CaseResult, JudgeResult
+from judge.runner.protocol import ProtocolViolation
+from judge.runner.session import REPO_ROOT, RunnerDied, RunnerFailed, RunnerSession
+from judge.sandbox.base import Sandbox, SandboxLimits
+from judge.scoring import case_score_vs_baseline, online_score
+from judge.seeds import mixed_seed
+from judge.timing import time_case
+from judge.tracks import Track, get_track
+from judge.verdict import Verdict, worst
+
+log = logging.getLogger("opjudge.judge")
+
+
+def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter) -> JudgeResult:
+    track = get_track(request.backend)
+    result = JudgeResult(verdict=Verdict.AC, problem=request.problem.slug, backend=request.backend, message="")
+    workdir = host.work_root / f"run-{uuid.uuid4().hex[:12]}"
+    workdir.mkdir(parents=True)
+    try:
+        sandbox = _make_sandbox(host)
+        result.isolation = sandbox.isolation
+        built = build_kernels(request, host=host, track=track, sandbox=sandbox, workdir=workdir,
+                              reporter=reporter, result=result)
+        if built is not None:
+            _run_cases(request, host=host, track=track, sandbox=sandbox, built=built, workdir=workdir,
+                       reporter=reporter, result=result)
+    except SandboxUnavailableError as exc:
+        _internal(result, f"sandbox unavailable: {exc}")
+    except JudgeError as exc:
+        log.exception("judge run failed")
+        _internal(result, f"{type(exc).__name__}: {exc}")
+    finally:
+        if not host.extra.get("keep_workdir"):
+            shutil.rmtree(workdir, ignore_errors=True)
+    if result.isolation is Isolation.OFF:
+        result.message += " [sandbox off: development only, the submission was not isolated]"
+    elif result.isolation is Isolation.DEGRADED:
+        result.message += " [isolation degraded: no namespaces on this host]"
+    reporter.stage(Stage.DONE)
+    return result
+
+
+def _internal(result: JudgeResult, message: str) -> None:
+    result.verdict, result.message = Verdict.IE, message
+
+
+def _make_sandbox(host: HostConfig) -> Sandbox:
+    from judge.sandbox.select import make_sandbox
+
+    return make_sandbox(host.sandbox_mode)
+
+
+def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox, built: BuiltKernels,
+               workdir: Path, reporter: Reporter, result: JudgeResult) -> None:
+    problem, limits = request.problem, host.limits
+    cases = problem.cases_for(request.backend, list(request.case_sets))
+    checker = OracleChecker(problem, _oracle_cache(host))
+    run_dir = workdir / "run"
+    run_dir.mkdir()
+    threads = str(limits.threads or len(os.sched_getaffinity(0)))
+    env = {"OMP_NUM_THREADS": threads, "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+           "HOME": str(run_dir), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    box_limits = SandboxLimits(
+        cpu_time_s=limits.run_time_limit_s, max_processes=limits.max_processes,
+        address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
+        max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
+        devices=tuple(track.device_nodes(host)),
+    )
+    runtime_options = track.runtime_options(host)
+    started = time.monotonic()
+    reporter.stage(Stage.CHECKING)
+    session = RunnerSession(
+        sandbox=sandbox, problem=problem, backend=request.backend.value,
+        libraries={"submission": built.submission, "baseline": built.baseline},
+        reference_dir=host.reference_dir or REPO_ROOT / "reference_kernels",
+        runtime_options=runtime_options, workdir=run_dir, sandbox_limits=box_limits, env=env,
+        workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
+        lockdown=sandbox.isolation is not Isolation.OFF,
+    )
+    case_results: list[CaseResult] = []
+    result.cases = case_results
+    try:
+        with session:
+            for case in cases:
+                case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
+                                                limits.workspace_limit_bytes))
+                reporter.note(f"checked {case.name}")
+            result.stage_times_s["correctness"] = time.monotonic() - started - checker.oracle_seconds
+            if all(c.passed for c in case_results):
+                reporter.stage(Stage.TIMING)
+                timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
+                for case_result, case in zip(case_results, cases, strict=True):
+                    if case.case_set.timed:
+                        _time_case(session, case, case_result, checker, host, runtime_options)
+                        reporter.note(f"timed {case.name}")
+                result.stage_times_s["timing"] = (time.monotonic() - timing_started
+                                                  - (checker.oracle_seconds - oracle_before))
+            result.kernel_output = session.output_text()
+    except RunnerDied as exc:
+        _record_death(result, case_results, cases, exc)
+    except ProtocolViolation as exc:
+        result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
+        return
+    except RunnerFailed as exc:
+        _internal(result, f"the runner failed: {exc}")
+        return
+    result.stage_times_s["oracle"] = checker.oracle_seconds
+    reporter.stage(Stage.SCORING)
+    _conclude(result)
+
+
+def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, checker: OracleChecker,
+                call_timeout_s: float, workspace_limit: int) -> CaseResult:
+    session.set_case(case, timeout_s=call_timeout_s)
+    seed = mixed_seed(request.secret, request.problem.slug, case.case_set.value, case.name, case.seed)
+    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=50)
+    check = conduct(case, outcome, workspace_limit)
+    if check.verdict is Verdict.AC:
+        check = checker.check(case, seed, outcome, cacheable=True)
+    flops, _ = checker.module.work(case, checker.inputs(case, seed))
+    public = case.case_set is not CaseSet.PRIVATE
+    return CaseResult(
+        name=case.name, case_set=case.case_set, passed=check.verdict is Verdict.AC, outputs=check.outputs,
+        verdict=check.verdict, message=check.message, flops=float(flops), checked_calls=1,
+        sizes={"dtype": case.dtype, **case.params} if public else {},
+    )
+
+
+def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, checker: OracleChecker,
+               host: HostConfig, runtime_options: dict[str, object]) -> None:
+    def verify(c: Case, seed: int, outcome: object) -> CallCheck:
+        return checker.check(c, seed, outcome, cacheable=False)  # type: ignore[arg-type]
+
+    timing = time_case(session, case, limits=host.limits, verify=verify,
+                       call_timeout_s=host.limits.call_time_limit_s)
+    case_result.checked_calls += timing.checked_calls
+    case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
+    if timing.failure is not None:
+        case_result.passed = False
+        case_result.verdict, case_result.message = timing.failure.verdict, timing.failure.message
+        return
+    assert timing.submission is not None and timing.baseline is not None
+    case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
+    case_result.ratio = timing.submission.median_ns / timing.baseline.median_ns
+    if case_result.flops:
+        case_result.gflops = case_result.flops / timing.submission.median_ns
+    peak = float(runtime_options.get("peak_flops", 0.0) or 0.0)  # type: ignore[arg-type]
+    if peak and case_result.flops / peak * 1e9 > timing.submission.median_ns:
+        case_result.passed, case_result.verdict = False, Verdict.SV
+        case_result.message = (f"case {case.name}: {timing.submission.median_ns:.0f} ns is faster than the "
+                               "hardware allows for this much work")
+
+
+def _record_death(result: JudgeResult, case_results: list[CaseResult], cases: list[Case], exc: RunnerDied) -> None:
+    verdict, reason = classify_death(exc)
+    where = cases[len(case_results)].name if len(case_results) < len(cases) else "timing"
+    result.kernel_output = exc.stderr[-4096:]
+    case_results.append(CaseResult(name=where, case_set=cases[min(len(case_results), len(cases) - 1)].case_set,
+                                   passed=False, verdict=verdict, message=f"case {where}: {reason}"))
+
+
+def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
+    """Verdict for a child that ended during a call (judging.md: TLE, MLE, RE, SV)."""
+    if exc.timed_out:
+        return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
+    code = exc.returncode
+    text = exc.stderr
+    if code is not None and code < 0:
+        sig = signal.Signals(-code)
+        if sig is signal.SIGSYS:
+            return Verdict.SV, "a forbidden system call was made (killed by the sandbox's seccomp filter)"
+        if sig is signal.SIGXCPU:
+            return Verdict.TLE, "CPU time limit exceeded"
+        if sig is signal.SIGKILL and ("MemoryError" in text or "bad_alloc" in text):
+            return Verdict.MLE, "memory limit exceeded"
+        if sig is signal.SIGXFSZ:
+            return Verdict.RE, "wrote more than the file size limit"
+        return Verdict.RE, f"the process died with {sig.name}"
+    if "bad_alloc" in text or "MemoryError" in text or "Cannot allocate memory" in text:
+        return Verdict.MLE, "memory limit exceeded (an allocation failed)"
+    if "kernel_run" in text and "undefined symbol" in text or "AttributeError" in text and "kernel_run" in text:
+        return Verdict.CE, "the library does not export kernel_run"
+    if "OSError" in text and ".so" in text:
+        return Verdict.RE, "the library could not be loaded: " + text.strip().splitlines()[-1][:300]
+    return Verdict.RE, f"the process exited with status {code} inside kernel_run"
+
+
+def _conclude(result: JudgeResult) -> None:
+    failures = [c for c in result.cases if not c.passed]
+    result.verdict = worst([c.verdict for c in result.cases] or [Verdict.AC])
+    if failures:
+        first = next(c for c in failures if c.verdict is result.verdict)
+        result.message = first.message
+        result.score = 0.0
+        return
+    result.message = f"all {len(result.cases)} cases passed"
+    for case_set in (CaseSet.BENCHMARKS, CaseSet.PRIVATE):
+        ratios = [c.ratio for c in result.cases if c.case_set is case_set and c.ratio]
+        if ratios:
+            result.set_scores[case_set.value] = online_score([case_score_vs_baseline(r) for r in ratios], True)
+    result.score = result.set_scores.get("benchmarks", result.set_scores.get("private"))
+
+
+def _oracle_cache(host: HostConfig) -> object | None:
+    if host.cache_dir is None:
+        return None
+    with contextlib.suppress(ImportError):
+        from judge.oracle_cache import OracleCache
+
+        return OracleCache(host.cache_dir / "oracle")
+    return None

@@ -1,0 +1,183 @@
+"""The runner child: loads the built libraries and calls `kernel_run` on command.
+
+It runs inside the sandbox and holds no oracle data: it generates each call's
+inputs from the seed the worker sends just before the call, poisons outputs
+and workspace, times the call on the backend's clock, and sends back the raw
+outputs with digests of the inputs taken before and after the call. Every
+decision (which calls are checked, what passes) is made by the worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
+from judge.backends import Backend, CaseSet
+from judge.problem import Case, load_problem
+from judge.runner.protocol import encode_message, write_frames
+from judge.tracks import get_track
+
+
+def tensor_digest(tensor: torch.Tensor) -> str:
+    data = tensor.detach().contiguous().view(torch.uint8).numpy()
+    return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
+
+
+def _thread_ids() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
+
+
+class Kernel:
+    """One loaded library: kernel_run and the optional kernel_workspace_bytes."""
+
+    def __init__(self, path: str) -> None:
+        self.library = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        self.run = self.library.kernel_run
+        self.run.restype = ctypes.c_int
+        self.run.argtypes = [ctypes.c_void_p]
+        try:
+            self.workspace_bytes = self.library.kernel_workspace_bytes
+            self.workspace_bytes.restype = ctypes.c_int64
+            self.workspace_bytes.argtypes = [ctypes.c_void_p]
+        except AttributeError:
+            self.workspace_bytes = None
+
+
+class Child:
+    def __init__(self, hello: dict[str, Any], result_fd: int) -> None:
+        self.nonce = bytes.fromhex(hello["nonce"])
+        self.result_fd = result_fd
+        self.seq = 0
+        self.problem = load_problem(hello["problem"], Path(hello["problems_dir"]), Path(hello["reference_dir"]))
+        self.module = self.problem.module
+        self.struct = kernel_args_struct(self.problem.header)
+        self.pointer_names = {t.name for t in (*self.problem.inputs, *self.problem.outputs)}
+        self.runtime = get_track(Backend(hello["backend"])).make_runtime(hello["runtime"])
+        self.workspace_limit = int(hello["workspace_limit_bytes"])
+        self.case: Case | None = None
+        self.calls_per_lib: dict[str, int] = {}
+        self.known_threads: set[str] = set()
+        if hello.get("lockdown"):
+            from judge.sandbox.lockdown import restrict_runner
+
+            restrict_runner()
+        # Libraries load last: from here on, submission code may run.
+        self.kernels = {name: Kernel(path) for name, path in hello["libraries"].items()}
+        self.known_threads = _thread_ids()
+
+    def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
+        write_frames(self.result_fd, encode_message(self.nonce, self.seq, header, blobs or {}))
+        self.seq += 1
+
+    def set_case(self, raw: dict[str, Any]) -> None:
+        self.case = Case(
+            name=raw["name"],
+            case_set=CaseSet(raw["case_set"]),
+            dtype=raw["dtype"],
+            params=raw["params"],
+            seed=raw["seed"],
+            flags=tuple(raw["flags"]),
+        )
+        self.send({"op": "case", "name": self.case.name})
+
+    def call(self, lib: str, seed: int, recheck_ms: int) -> None:
+        assert self.case is not None
+        case, runtime, kernel = self.case, self.runtime, self.kernels[lib]
+        inputs = self.module.make_inputs(case, seed)
+        tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
+        scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
+        before = {k: tensor_digest(t) for k, t in tensors.items()}
+        device_inputs = {k: runtime.to_device(t) for k, t in tensors.items()}
+        outputs = {
+            name: runtime.empty(tuple(shape), dtype, math.nan)
+            for name, (shape, dtype) in self.module.output_specs(case, inputs).items()
+        }
+        pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
+        pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
+        pointers.update(workspace=None, stream=runtime.stream_handle())
+        scalars.update(dtype=DTYPE_CODES[case.dtype], workspace_bytes=0)
+        args = pack_args(self.struct, pointers=pointers, scalars=scalars)
+        workspace = None
+        if kernel.workspace_bytes is not None:
+            wanted = int(kernel.workspace_bytes(ctypes.byref(args)))
+            if wanted < 0 or wanted > self.workspace_limit:
+                self.send({"op": "call", "error": "workspace", "requested": wanted})
+                return
+            if wanted:
+                workspace = runtime.garbage(wanted)
+                args.workspace = workspace.data_ptr()
+                args.workspace_bytes = wanted
+        runtime.flush_caches()
+        rc, elapsed_ns = runtime.time_call(lambda: kernel.run(ctypes.byref(args)))
+        threads = _thread_ids()
+        count = self.calls_per_lib[lib] = self.calls_per_lib.get(lib, 0) + 1
+        # An OpenMP pool is made on the first calls and reused; a thread that
+        # appears later and outlives kernel_run is work moved off the clock.
+        new_threads = len(threads - self.known_threads) if count > 2 else 0
+        self.known_threads |= threads
+        host_outputs = {k: runtime.to_host(t) for k, t in outputs.items()}
+        blobs = {k: bytes(t.contiguous().view(torch.uint8).numpy()) for k, t in host_outputs.items()}
+        late_writes = []
+        if recheck_ms > 0:
+            time.sleep(recheck_ms / 1000)
+            late_writes = [
+                k for k, t in outputs.items()
+                if bytes(runtime.to_host(t).contiguous().view(torch.uint8).numpy()) != blobs[k]
+            ]
+        after = {k: tensor_digest(runtime.to_host(t)) for k, t in device_inputs.items()}
+        header = {
+            "op": "call",
+            "rc": int(rc),
+            "elapsed_ns": int(elapsed_ns),
+            "digest_before": before,
+            "digest_after": after,
+            "new_threads": new_threads,
+            "late_writes": late_writes,
+            "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in host_outputs.items()},
+        }
+        self.send(header, blobs if lib == "submission" else {})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="opjudge runner child (started by the worker)")
+    parser.add_argument("--cmd-fd", type=int, required=True)
+    parser.add_argument("--result-fd", type=int, required=True)
+    options = parser.parse_args()
+    commands = os.fdopen(options.cmd_fd, "r", buffering=1)
+    torch.set_num_threads(1)  # generation must be deterministic and must not compete with the kernel
+    child: Child | None = None
+    try:
+        hello = json.loads(commands.readline())
+        child = Child(hello, options.result_fd)
+        child.send({"op": "ready", "pid": os.getpid()})
+        for line in commands:
+            command = json.loads(line)
+            if command["op"] == "case":
+                child.set_case(command["case"])
+            elif command["op"] == "call":
+                child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)))
+            elif command["op"] == "exit":
+                break
+    except Exception:  # the worker turns this into IE with the traceback
+        detail = traceback.format_exc(limit=8)
+        if child is not None:
+            child.send({"op": "error", "detail": detail})
+        print(detail, file=sys.stderr)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""The worker's side of the runner: start the child in the sandbox and drive it.
+
+The child gets two pipes at unpredictable descriptor numbers (commands in,
+results out); its stdin is /dev/null and its stdout/stderr are drained by
+threads that keep only the first `stdout_limit_bytes`. The wall clock is the
+worker's: a call that overruns is answered by killing the child's whole group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from judge.errors import JudgeError
+from judge.problem import Case, Problem
+from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
+from judge.sandbox.base import Bind, Sandbox, SandboxLimits
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class RunnerDied(JudgeError):
+    """The child ended during a call: crash, signal, exit, or killed for the time limit."""
+
+    def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.timed_out = timed_out
+        self.stderr = stderr
+
+
+class RunnerFailed(JudgeError):
+    """The child reported an internal failure of its own (verdict IE)."""
+
+
+@dataclass
+class CallOutcome:
+    rc: int
+    elapsed_ns: int
+    digest_before: dict[str, str]
+    digest_after: dict[str, str]
+    new_threads: int
+    late_writes: list[str]
+    outputs: dict[str, torch.Tensor] = field(default_factory=dict)
+    workspace_requested: int | None = None  # set when the request was refused
+
+
+class _Drain(threading.Thread):
+    def __init__(self, stream: Any, limit: int) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.limit, self.kept = stream, limit, bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read(65536):
+            room = self.limit - len(self.kept)
+            self.kept += chunk[: max(room, 0)]
+            self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def text(self) -> str:
+        tail = f"\n[{self.dropped} more bytes dropped]" if self.dropped else ""
+        return self.kept.decode(errors="replace") + tail
+
+
+def _free_fd_numbers(count: int) -> list[int]:
+    chosen: list[int] = []
+    while len(chosen) < count:
+        candidate = 100 + secrets.randbelow(800)
+        if candidate in chosen:
+            continue
+        try:
+            fcntl.fcntl(candidate, fcntl.F_GETFD)
+        except OSError:
+            chosen.append(candidate)
+    return chosen
+
+
+class RunnerSession:
+    """One child process for one judge run; use as a context manager."""
+
+    def __init__(
+        self,
+        *,
+        sandbox: Sandbox,
+        problem: Problem,
+        backend: str,
+        libraries: dict[str, Path],
+        reference_dir: Path,
+        runtime_options: dict[str, Any],
+        workdir: Path,
+        sandbox_limits: SandboxLimits,
+        env: dict[str, str],
+        workspace_limit_bytes: int,
+        stdout_limit_bytes: int,
+        lockdown: bool,
+        startup_timeout_s: float = 120.0,
+    ) -> None:
+        self.nonce = secrets.token_bytes(16)
+        self._hello = {
+            "nonce": self.nonce.hex(),
+            "problem": problem.slug,
+            "problems_dir": str(problem.root.parent),
+            "reference_dir": str(reference_dir),
+            "backend": backend,
+            "runtime": runtime_options,
+            "libraries": {name: str(path) for name, path in libraries.items()},
+            "workspace_limit_bytes": workspace_limit_bytes,
+            "lockdown": lockdown,
+        }
+        self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
+        self._env, self._stdout_limit = env, stdout_limit_bytes
+        self._startup_timeout_s = startup_timeout_s
+        self._binds = [Bind(workdir, workdir, writable=True), Bind(REPO_ROOT / "judge", REPO_ROOT / "judge"),
+                       Bind(problem.root.parent, problem.root.parent)]
+        self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> RunnerSession:
+        cmd_r, cmd_w = os.pipe()
+        res_r, res_w = os.pipe()
+        cmd_child, res_child = _free_fd_numbers(2)
+        os.dup2(cmd_r, cmd_child, inheritable=True)
+        os.dup2(res_w, res_child, inheritable=True)
+        os.close(cmd_r)
+        os.close(res_w)
+        argv = [sys.executable, "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
+                "--result-fd", str(res_child)]
+        try:
+            self._proc = self._sandbox.popen(
+                argv, limits=self._limits, binds=self._binds, workdir=self._workdir,
+                env=self._env, pass_fds=(cmd_child, res_child),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+        finally:
+            os.close(cmd_child)
+            os.close(res_child)
+        self._commands = os.fdopen(cmd_w, "w", buffering=1)
+        self._results_fd = res_r
+        self._reader = MessageReader(res_r, self.nonce)
+        self._drains = [_Drain(self._proc.stdout, self._stdout_limit), _Drain(self._proc.stderr, self._stdout_limit)]
+        for drain in self._drains:
+            drain.start()
+        self._send(self._hello)
+        self._expect("ready", self._startup_timeout_s)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._send({"op": "exit"})
+        self.kill(grace_s=2.0)
+        with contextlib.suppress(OSError):
+            os.close(self._results_fd)
+        with contextlib.suppress(OSError, ValueError):
+            self._commands.close()
+
+    def kill(self, grace_s: float = 0.0) -> None:
+        """End the child and everything it started (its own session/process group)."""
+        if self._proc is None:
+            return
+        if grace_s:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=grace_s)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
+        for drain in self._drains:
+            drain.join(timeout=5)
+
+    def output_text(self) -> str:
+        """The kernel's own stdout and stderr, capped; never parsed for results."""
+        return "".join(d.text() for d in self._drains)
+
+    def set_case(self, case: Case, timeout_s: float) -> None:
+        self._send({"op": "case", "case": {
+            "name": case.name, "case_set": case.case_set.value, "dtype": case.dtype,
+            "params": case.params, "seed": case.seed, "flags": list(case.flags)}})
+        self._expect("case", timeout_s)
+
+    def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
+        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
+        message = self._expect("call", timeout_s)
+        header = message.header
+        if header.get("error") == "workspace":
+            return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
+                               late_writes=[], workspace_requested=int(header["requested"]))
+        outputs = {}
+        for name, (shape, dtype) in header["outputs"].items():
+            if name in message.blobs:
+                raw = bytearray(message.blobs[name])
+                outputs[name] = torch.frombuffer(raw, dtype=getattr(torch, dtype)).reshape(shape) if raw else \
+                    torch.empty(shape, dtype=getattr(torch, dtype))
+        return CallOutcome(
+            rc=int(header["rc"]), elapsed_ns=int(header["elapsed_ns"]),
+            digest_before=header["digest_before"], digest_after=header["digest_after"],
+            new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]), outputs=outputs,
+        )
+
+    def _send(self, command: dict[str, Any]) -> None:
+        try:
+            self._commands.write(json.dumps(command) + "\n")
+            self._commands.flush()
+        except (BrokenPipeError, OSError):
+            self._died("the runner stopped reading commands", timed_out=False)
+
+    def _expect(self, op: str, timeout_s: float) -> Any:
+        try:
+            message = self._reader.read(timeout_s)
+        except ChannelTimeout:
+            self._died(f"no answer within {timeout_s:.1f} s", timed_out=True)
+        except ChannelClosed:
+            self._died("the runner process ended", timed_out=False)
+        if message.header.get("op") == "error":
+            self.kill()
+            raise RunnerFailed(message.header.get("detail", "runner error"))
+        if message.header.get("op") != op:
+            raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
+        return message
+
+    def _died(self, reason: str, *, timed_out: bool) -> Any:
+        self.kill(grace_s=0.0 if timed_out else 1.0)
+        assert self._proc is not None
+        stderr = self._drains[1].text()
+        raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out, stderr=stderr)

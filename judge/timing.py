@@ -1,0 +1,134 @@
+"""The timing loop of one case (judging.md, "Timing").
+
+Submission and baseline alternate (A B A B) in the same child so their ratio
+survives drift of the machine's speed. Every call, warm-up included, gets fresh
+inputs from a seed nobody can predict; one call in every block of four, at a
+random position, is checked against the oracle after the call, so checked and
+unchecked calls look the same to the kernel and checks cover the whole phase.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from judge.checker import CallCheck, conduct
+from judge.limits import Limits
+from judge.problem import Case
+from judge.results import OutputCheck, TimingStats
+from judge.runner.session import CallOutcome, RunnerSession
+from judge.seeds import fresh_seed
+from judge.verdict import Verdict
+
+SUBMISSION, BASELINE = "submission", "baseline"
+LATE_WRITE_PROBE_MS = 50  # judging.md anti-cheat: outputs re-read this long after return
+
+
+class CheckSampler:
+    """Exactly one checked call per block of `block` calls, at a secret position."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+        self.position = 0
+        self.target = secrets.randbelow(block)
+
+    def next(self) -> bool:
+        chosen = self.position == self.target
+        self.position += 1
+        if self.position == self.block:
+            self.position, self.target = 0, secrets.randbelow(self.block)
+        return chosen
+
+
+def stats(samples_ns: list[int]) -> TimingStats:
+    return TimingStats(
+        median_ns=float(statistics.median(samples_ns)),
+        mean_ns=float(statistics.fmean(samples_ns)),
+        min_ns=float(min(samples_ns)),
+        std_ns=float(statistics.pstdev(samples_ns)) if len(samples_ns) > 1 else 0.0,
+        count=len(samples_ns),
+    )
+
+
+def sem_ratio(samples_ns: list[int]) -> float:
+    """Standard error of the mean over the mean."""
+    if len(samples_ns) < 2:
+        return math.inf
+    mean = statistics.fmean(samples_ns)
+    return statistics.stdev(samples_ns) / math.sqrt(len(samples_ns)) / mean if mean > 0 else math.inf
+
+
+@dataclass
+class CaseTiming:
+    submission: TimingStats | None = None
+    baseline: TimingStats | None = None
+    failure: CallCheck | None = None  # the first failed call, if any
+    checked_calls: int = 0
+    outputs: dict[str, OutputCheck] = field(default_factory=dict)
+
+
+Verify = Callable[[Case, int, CallOutcome], CallCheck]
+
+
+def time_case(
+    session: RunnerSession, case: Case, *, limits: Limits, verify: Verify, call_timeout_s: float
+) -> CaseTiming:
+    """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached."""
+    result = CaseTiming()
+    sampler = CheckSampler(max(1, round(1 / limits.check_fraction)))
+    late_probe = CheckSampler(8)
+    times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
+
+    def pair(record: bool) -> bool:
+        for lib in (SUBMISSION, BASELINE):
+            seed = fresh_seed()
+            probe = lib == SUBMISSION and late_probe.next()
+            outcome = session.call(lib, seed, timeout_s=call_timeout_s,
+                                   recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
+            check = conduct(case, outcome, limits.workspace_limit_bytes)
+            if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
+                check = verify(case, seed, outcome)
+                result.checked_calls += 1
+                result.outputs.update({k: v for k, v in check.outputs.items() if k not in result.outputs
+                                       or v.max_abs_err > result.outputs[k].max_abs_err})
+            if check.verdict is not Verdict.AC:
+                if lib == BASELINE:
+                    check = CallCheck(Verdict.IE, f"the baseline failed on case {case.name}: {check.message}")
+                result.failure = check
+                return False
+            if record:
+                times[lib].append(outcome.elapsed_ns)
+        return True
+
+    started, warm = time.monotonic(), 0
+    while warm < limits.min_warmup_calls or time.monotonic() - started < limits.min_warmup_s:
+        if not pair(record=False):
+            return result
+        warm += 1
+    started = time.monotonic()
+    while len(times[SUBMISSION]) < limits.max_timed_calls:
+        if not pair(record=True):
+            return result
+        count = len(times[SUBMISSION])
+        if count < limits.min_timed_calls:
+            continue
+        precise = all(sem_ratio(t) < limits.target_sem_ratio for t in times.values())
+        if precise or time.monotonic() - started > limits.case_time_budget_s:
+            break
+    # judging.md: at least 3 checked calls per case, whatever the block arithmetic gave.
+    while result.checked_calls < limits.min_checked_calls:
+        seed = fresh_seed()
+        outcome = session.call(SUBMISSION, seed, timeout_s=call_timeout_s)
+        check = conduct(case, outcome, limits.workspace_limit_bytes)
+        if check.verdict is Verdict.AC:
+            check = verify(case, seed, outcome)
+        result.checked_calls += 1
+        if check.verdict is not Verdict.AC:
+            result.failure = check
+            return result
+    result.submission, result.baseline = stats(times[SUBMISSION]), stats(times[BASELINE])
+    return result

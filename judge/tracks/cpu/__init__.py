@@ -1,0 +1,37 @@
+"""The CPU track: g++ with the judge's flags, host memory, OpenMP threads."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+from judge.backends import Backend
+from judge.host import HostConfig
+from judge.limits import CPU_LIMITS
+from judge.tracks import Track
+from judge.tracks.cpu.runtime import CpuRuntime, last_level_cache_bytes
+from judge.tracks.cpu.toolchain import GccToolchain
+
+
+def _threads(host: HostConfig) -> int:
+    return host.limits.threads or len(os.sched_getaffinity(0))
+
+
+def _runtime_options(host: HostConfig) -> dict[str, Any]:
+    # judging.md: a buffer of at least twice the last-level cache.
+    return {
+        "flush_bytes": max(2 * last_level_cache_bytes(), 16 << 20),
+        "threads": _threads(host),
+        "cpu_model": platform.processor() or platform.machine(),
+    }
+
+
+TRACK = Track(
+    backend=Backend.CPU,
+    limits=CPU_LIMITS,
+    make_toolchain=lambda host: GccToolchain(),
+    make_runtime=CpuRuntime,
+    runtime_options=_runtime_options,
+    device_nodes=lambda host: [],
+)

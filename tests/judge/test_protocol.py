@@ -1,0 +1,68 @@
+import os
+
+import pytest
+
+from judge.runner.protocol import (
+    ChannelClosed,
+    ChannelTimeout,
+    MessageReader,
+    ProtocolViolation,
+    encode_message,
+    write_frames,
+)
+
+NONCE = bytes(range(16))
+
+
+@pytest.fixture
+def pipe():
+    r, w = os.pipe()
+    yield r, w
+    for fd in (r, w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def test_round_trip_with_blobs(pipe):
+    r, w = pipe
+    write_frames(w, encode_message(NONCE, 0, {"op": "call", "rc": 0}, {"dq": b"\x01\x02", "dk": b""}))
+    message = MessageReader(r, NONCE).read(1.0)
+    assert message.header == {"op": "call", "rc": 0}
+    assert message.blobs == {"dq": b"\x01\x02", "dk": b""}
+
+
+def test_wrong_nonce_is_a_violation(pipe):
+    r, w = pipe
+    write_frames(w, encode_message(b"x" * 16, 0, {"op": "call"}, {}))
+    with pytest.raises(ProtocolViolation):
+        MessageReader(r, NONCE).read(1.0)
+
+
+def test_garbage_is_a_violation(pipe):
+    r, w = pipe
+    os.write(w, b"\xff" * 64)
+    with pytest.raises(ProtocolViolation):
+        MessageReader(r, NONCE).read(1.0)
+
+
+def test_replayed_message_is_a_violation(pipe):
+    r, w = pipe
+    frames = encode_message(NONCE, 0, {"op": "call"}, {})
+    write_frames(w, frames)
+    write_frames(w, frames)
+    reader = MessageReader(r, NONCE)
+    reader.read(1.0)
+    with pytest.raises(ProtocolViolation):
+        reader.read(1.0)
+
+
+def test_timeout_and_close(pipe):
+    r, w = pipe
+    reader = MessageReader(r, NONCE)
+    with pytest.raises(ChannelTimeout):
+        reader.read(0.05)
+    os.close(w)
+    with pytest.raises(ChannelClosed):
+        reader.read(1.0)

@@ -1,0 +1,25 @@
+from judge.timing import CheckSampler, sem_ratio, stats
+
+
+def test_sampler_checks_exactly_one_per_block():
+    sampler = CheckSampler(4)
+    picks = [sampler.next() for _ in range(400)]
+    for block in range(100):
+        assert sum(picks[block * 4 : block * 4 + 4]) == 1
+
+
+def test_sampler_positions_vary():
+    sampler = CheckSampler(4)
+    positions = set()
+    for _ in range(200):
+        block = [sampler.next() for _ in range(4)]
+        positions.add(block.index(True))
+    assert positions == {0, 1, 2, 3}
+
+
+def test_stats_and_sem():
+    s = stats([10, 20, 30, 40])
+    assert (s.median_ns, s.mean_ns, s.min_ns, s.count) == (25, 25, 10, 4)
+    assert sem_ratio([100] * 10) == 0
+    assert sem_ratio([100]) == float("inf")
+    assert sem_ratio([90, 110] * 50) < sem_ratio([90, 110] * 5)
