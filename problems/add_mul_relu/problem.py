@@ -1,0 +1,116 @@
+"""add_mul_relu: y = max((x + 1) * 2, 0), the smoke problem (issue 2, item 2).
+
+Implements `judge.problem.ProblemModule`. The pass rule: every element of y within 1 ulp of the
+dtype of the exactly rounded value, and no NaN or Inf.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from judge.checking import error_stats, fmt, nonfinite_reason
+from judge.problem import Case
+from judge.results import OutputCheck
+
+_HERE = Path(__file__).resolve().parent
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# Significand bits (with the implicit one) and the smallest subnormal, which is the ulp at 0.
+_PRECISION = {"float32": (24, 2.0**-149), "float16": (11, 2.0**-24), "bfloat16": (8, 2.0**-133)}
+
+
+@cache
+def _tolerance() -> dict[str, Any]:
+    return tomllib.loads((_HERE / "problem.toml").read_text())["tolerance"]
+
+
+@contextmanager
+def _single_thread() -> Iterator[None]:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def make_inputs(case: Case, seed: int) -> dict[str, Any]:
+    """x [n]: N(0, 4) rounded to the dtype, so about a third of y is clipped to 0 by the relu."""
+    with _single_thread():
+        gen = torch.Generator().manual_seed(int(seed))
+        x = (torch.randn(int(case.params["n"]), generator=gen) * 2.0).to(DTYPES[case.dtype])
+    return {"x": x}
+
+
+def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """y: same shape and dtype as x."""
+    return {"y": ((int(case.params["n"]),), DTYPES[case.dtype])}
+
+
+def oracle(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """G in float64 (exact for every input whose x + 1 fits in 53 bits, i.e. all but tiny |x|)."""
+    return {"y": ((inputs["x"].to(torch.float64) + 1.0) * 2.0).clamp_min(0.0)}
+
+
+def reference(case: Case, inputs: dict[str, Any]) -> None:
+    """No reference: the pass rule compares with the exactly rounded value directly."""
+    return None
+
+
+def ulp(values: torch.Tensor, dtype_name: str) -> torch.Tensor:
+    """The spacing of the dtype's numbers at |values| (the gap above |v|; the smallest subnormal at 0)."""
+    precision, smallest = _PRECISION[dtype_name]
+    _, exponent = torch.frexp(values.to(torch.float64).abs())  # |v| in [2^(e-1), 2^e)
+    spacing = torch.ldexp(torch.ones_like(values, dtype=torch.float64), exponent - precision)
+    return spacing.clamp_min(smallest)
+
+
+def check(
+    case: Case, outputs: dict[str, Any], oracle: dict[str, Any], reference: dict[str, Any] | None
+) -> dict[str, OutputCheck]:
+    """y passes when finite and within 1 ulp (of the dtype) of the exactly rounded value everywhere."""
+    tol = _tolerance()[case.dtype]
+    x = outputs["y"].reshape(-1)
+    truth = oracle["y"].reshape(-1)
+    exact = truth.to(DTYPES[case.dtype]).to(torch.float64)  # the exactly rounded value
+    bound = ulp(exact, case.dtype) * tol["ulps"]
+    stats = error_stats(x, truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
+    reasons = []
+    if not stats.finite:
+        reasons.append(nonfinite_reason(stats.nan, stats.inf))
+    off = (x.to(torch.float64) - exact).abs() > bound  # False for NaN, which is counted above
+    bad = int(off.sum())
+    if bad:
+        worst = int(torch.where(off, (x.to(torch.float64) - exact).abs() / bound, 0.0).argmax())
+        reasons.append(
+            f"{bad} element{'s' if bad != 1 else ''} off by more than {fmt(tol['ulps'])} ulp "
+            f"(worst at index {worst}: got {fmt(float(x[worst]))}, want {fmt(float(exact[worst]))})"
+        )
+    precision, _ = _PRECISION[case.dtype]
+    return {
+        "y": OutputCheck(
+            passed=not reasons,
+            max_abs_err=stats.max_abs_err,
+            mere=stats.mere,
+            mare=stats.mare,
+            within_mixed_tol=stats.within_mixed_tol,
+            allowed_abs_err=float(bound.max()) if bound.numel() else 0.0,
+            # Implied by the ulp rule for normal values (1 ulp plus the half ulp of rounding G); not checked.
+            allowed_mere=1.5 * tol["ulps"] * 2.0 ** (1 - precision),
+            reason=f"y: {'; '.join(reasons)}" if reasons else "",
+        )
+    }
+
+
+def work(case: Case, inputs: dict[str, Any]) -> tuple[float, float]:
+    """(3 flops per element, x read once + y written once)."""
+    n = int(case.params["n"])
+    size = torch.empty((), dtype=DTYPES[case.dtype]).element_size()
+    return 3.0 * n, 2.0 * n * size
