@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from judge.checker import CallCheck, conduct
+from judge.checker import CallCheck, conduct, worst_checks
 from judge.limits import Limits
 from judge.problem import Case
 from judge.results import OutputCheck, TimingStats
@@ -78,13 +78,19 @@ def time_case(
     session: RunnerSession, case: Case, *, limits: Limits, verify: Verify, call_timeout_s: float
 ) -> CaseTiming:
     """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached."""
+    session.set_case(case, timeout_s=call_timeout_s)
     result = CaseTiming()
     sampler = CheckSampler(max(1, round(1 / limits.check_fraction)))
     late_probe = CheckSampler(8)
     times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
 
+    pairs_done = [0]
+
     def pair(record: bool) -> bool:
-        for lib in (SUBMISSION, BASELINE):
+        # A B B A: alternating which goes first cancels any bias of call order.
+        order = (SUBMISSION, BASELINE) if pairs_done[0] % 2 == 0 else (BASELINE, SUBMISSION)
+        pairs_done[0] += 1
+        for lib in order:
             seed = fresh_seed()
             probe = lib == SUBMISSION and late_probe.next()
             outcome = session.call(lib, seed, timeout_s=call_timeout_s,
@@ -93,8 +99,7 @@ def time_case(
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
                 check = verify(case, seed, outcome)
                 result.checked_calls += 1
-                result.outputs.update({k: v for k, v in check.outputs.items() if k not in result.outputs
-                                       or v.max_abs_err > result.outputs[k].max_abs_err})
+                result.outputs = worst_checks(result.outputs, check.outputs)
             if check.verdict is not Verdict.AC:
                 if lib == BASELINE:
                     check = CallCheck(Verdict.IE, f"the baseline failed on case {case.name}: {check.message}")
