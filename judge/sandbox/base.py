@@ -26,6 +26,7 @@ class SandboxLimits:
     max_open_files: int | None = None  # RLIMIT_NOFILE
     seccomp: bool = True  # apply the deny-list before exec
     devices: tuple[str, ...] = ()  # device nodes to bind (e.g. /dev/nvidia0)
+    output_limit_bytes: int = 1024 * 1024  # stdout and stderr kept by `Sandbox.run`, each
 
 
 @dataclass
@@ -48,6 +49,20 @@ class SandboxedProcess:
 
 class Sandbox(ABC):
     isolation: Isolation
+
+    def normalize_returncode(self, returncode: int) -> int:
+        """The program's own exit status from what `popen(...).returncode` says: negative for a signal.
+
+        bubblewrap reports a program killed by signal N as exit status 128 + N;
+        this gives -N back, like subprocess does for a direct child.
+        """
+        return returncode
+
+    def violation(self, returncode: int) -> str | None:
+        """What the sandbox caught, from a `popen` return code (e.g. a seccomp kill, SIGSYS), or None."""
+        from judge.sandbox.seccomp import violation_from_returncode
+
+        return violation_from_returncode(self.normalize_returncode(returncode))
 
     @abstractmethod
     def run(
