@@ -185,6 +185,8 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
     code = exc.returncode
     text = exc.stderr
+    if code is not None and 128 < code < 128 + 65:
+        code = 128 - code  # a sandbox's init reports its child's death by signal N as status 128 + N
     if code is not None and code < 0:
         sig = signal.Signals(-code)
         if sig is signal.SIGSYS:

@@ -158,7 +158,8 @@ class RunnerSession:
 
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(OSError, ValueError):
-            self._send({"op": "exit"})
+            self._commands.write(json.dumps({"op": "exit"}) + "\n")
+            self._commands.flush()
         self.kill(grace_s=2.0)
         with contextlib.suppress(OSError):
             os.close(self._results_fd)
