@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
@@ -30,14 +29,13 @@ from judge.tracks import get_track
 from judge.verdict import Verdict
 
 app = typer.Typer(help="opjudge: judge kernel submissions.", no_args_is_help=True, add_completion=False)
-err = Console(stderr=True)
 
 CASE_CHOICES = {"tests": (CaseSet.TESTS,), "benchmarks": (CaseSet.BENCHMARKS,), "private": (CaseSet.PRIVATE,),
                 "all": (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)}
 
 
 def usage_error(message: str) -> typer.Exit:
-    err.print(f"error: {message}", highlight=False)
+    print(f"error: {message}", file=sys.stderr)
     return typer.Exit(2)
 
 

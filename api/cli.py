@@ -1,0 +1,20 @@
+"""The `opjudge` command: the engine's commands (judge/cli.py) plus the service's.
+
+Each part registers its own commands on the one Typer app, so judge/ never
+imports the web or the database, and the service adds to it without edits there.
+"""
+
+from __future__ import annotations
+
+import judge.cli
+
+
+def build_app() -> object:
+    app = judge.cli.app
+    # Service commands register here, one line per part (serve/worker, team client).
+    return app
+
+
+def main() -> None:
+    build_app()
+    judge.cli.main()
