@@ -30,6 +30,20 @@ from judge.sandbox.process import run_captured
 SANDBOX_UID = 65534  # "nobody" on Debian
 
 
+class _BwrapPopen(subprocess.Popen[bytes]):
+    """A Popen whose returncode is the program's, not bubblewrap's: -N when signal N killed it.
+
+    bubblewrap reports a program killed by signal N as its own exit status 128 + N;
+    callers written for plain subprocesses (the runner session) then see -N as
+    usual. `_handle_exitstatus` is CPython's one place where returncode is set.
+    """
+
+    def _handle_exitstatus(self, sts: int, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        super()._handle_exitstatus(sts, *args, **kwargs)  # type: ignore[misc]
+        if self.returncode is not None and 128 < self.returncode < 128 + signal.NSIG:
+            self.returncode = -(self.returncode - 128)
+
+
 def _parent_dirs(mounts: list[tuple[Path, list[str]]]) -> list[tuple[Path, list[str]]]:
     """Create the folders leading to each mount point as 0755: bwrap would make them 0700,
     which the unprivileged user inside could not cross (e.g. /work/main for /work/main/judge)."""
@@ -188,7 +202,7 @@ class BwrapSandbox(Sandbox):
         )
         fd = self._args_fd(args)
         try:
-            return subprocess.Popen(
+            return _BwrapPopen(
                 [self.bwrap, "--args", str(fd), *command],
                 stdin=stdin,
                 stdout=stdout,

@@ -256,3 +256,12 @@ def test_degraded_kills_the_group_at_the_deadline(degraded: Sandbox, workdir: Pa
     assert result.timed_out
     time.sleep(0.3)
     assert processes_with(marker) == []
+
+
+@pytest.mark.sandbox
+def test_popen_reports_the_programs_signal_not_bubblewraps_status(strict: Sandbox, workdir: Path) -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    proc = strict.popen([sys.executable, "-c", code], limits=LIMITS, binds=[], workdir=workdir)
+    assert proc.wait(timeout=60) == -signal.SIGSEGV
+    assert strict.normalize_returncode(128 + signal.SIGSYS) == -signal.SIGSYS
+    assert strict.violation(-signal.SIGSYS)
