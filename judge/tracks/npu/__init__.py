@@ -1,0 +1,107 @@
+"""The NPU track: Ascend C built with CANN, run on an Ascend NPU through torch_npu.
+
+Built from CANN's documentation and not yet run on NPU hardware (docs/npu-worker.md says
+what has and has not been checked). Besides the `Track` fields, this module offers what
+the engine needs for a device host that the `Track` dataclass has no field for yet:
+- `runner_env(host)`: environment the runner child needs (CANN's libraries, device visibility);
+- `readonly_paths(host)`: folders to bind read-only into the sandbox (driver, CANN);
+- `python_baseline`: the vendor-operator baseline seam (judge/tracks/npu/baseline.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from judge.backends import Backend
+from judge.errors import ToolchainUnavailableError
+from judge.host import HostConfig
+from judge.limits import DEVICE_LIMITS
+from judge.tracks import Track
+from judge.tracks.npu.baseline import python_baseline
+from judge.tracks.npu.cann import DEFAULT_DRIVER_DIR, cann_version, soc_family
+from judge.tracks.npu.runtime import DEFAULT_FLUSH_BYTES, NpuRuntime
+from judge.tracks.npu.toolchain import AscendToolchain
+
+# ascendc_library runs several CMake sub-builds (precompile, device, host stub): minutes, not seconds.
+NPU_LIMITS = dataclasses.replace(DEVICE_LIMITS, compile_time_limit_s=300.0)
+
+# A generous ceiling per SoC family (dense fp16 on the Cube units, rounded up): only a time no
+# chip of the family could reach trips the physical-floor check (judging.md).
+PEAK_FLOPS = {"ascend910b": 1.0e15, "ascend910": 5.0e14, "ascend310p": 2.0e14, "ascend310b": 5.0e13}
+
+DEVICE_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+
+
+def device_index(host: HostConfig) -> int:
+    """The physical NPU this worker judges on (host.extra["npu_device"], default 0)."""
+    return int(host.extra.get("npu_device", 0))
+
+
+def device_nodes(host: HostConfig) -> list[str]:
+    """The character devices the runner child needs: its own davinciN and the shared managers."""
+    return [f"/dev/davinci{device_index(host)}", *DEVICE_NODES]
+
+
+def readonly_paths(host: HostConfig) -> list[Path]:
+    """Folders and files the child reads: the driver, the CANN tree, the install record."""
+    driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
+    paths = [driver, Path("/etc/ascend_install.info")]
+    if host.ascend_home is not None:
+        paths.append(host.ascend_home)
+    return paths
+
+
+def runner_env(host: HostConfig) -> dict[str, str]:
+    """What CANN's set_env.sh would export for the runner child (torch_npu and the kernel need it).
+
+    The sandbox shows the child only /dev/davinci<N>; ASCEND_RT_VISIBLE_DEVICES makes that
+    device the child's npu:0, which is the index `runtime_options` gives the runtime.
+    """
+    driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
+    libraries = [driver / "lib64" / "common", driver / "lib64" / "driver", driver / "lib64"]
+    env = {"ASCEND_RT_VISIBLE_DEVICES": str(device_index(host))}
+    if host.ascend_home is not None:
+        root = host.ascend_home
+        libraries = [root / "lib64", root / "runtime" / "lib64", *libraries]
+        env.update(ASCEND_HOME_PATH=str(root), ASCEND_TOOLKIT_HOME=str(root), ASCEND_OPP_PATH=str(root / "opp"),
+                   ASCEND_AICPU_PATH=str(root))
+    env["LD_LIBRARY_PATH"] = ":".join(str(p) for p in libraries)
+    return env
+
+
+def runtime_options(host: HostConfig) -> dict[str, Any]:
+    """JSON options for `NpuRuntime` in the runner child."""
+    soc = host.ascend_soc or ""
+    family = soc_family(soc) if soc else None
+    return {
+        "device_index": 0,  # the child sees only its own device (runner_env)
+        "flush_bytes": DEFAULT_FLUSH_BYTES,
+        "peak_flops": PEAK_FLOPS.get(family or "", 0.0),
+        "soc": soc,
+        "cann_version": cann_version(host.ascend_home) if host.ascend_home and host.ascend_home.is_dir()
+        else "unknown",
+    }
+
+
+def make_runtime(options: dict[str, Any]) -> NpuRuntime:
+    """The runtime for the runner child; ToolchainUnavailableError when torch_npu is missing."""
+    return NpuRuntime(options)
+
+
+def make_toolchain(host: HostConfig) -> AscendToolchain:
+    return AscendToolchain(host)
+
+
+TRACK = Track(
+    backend=Backend.NPU,
+    limits=NPU_LIMITS,
+    make_toolchain=make_toolchain,
+    make_runtime=make_runtime,
+    runtime_options=runtime_options,
+    device_nodes=device_nodes,
+)
+
+__all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
+           "python_baseline", "readonly_paths", "runner_env", "runtime_options"]

@@ -1,0 +1,177 @@
+"""Finding and checking a CANN toolkit, and the environment its tools and runtime need.
+
+judge/ never reads the environment (STYLE.md): the CANN root comes in through
+`HostConfig.ascend_home` and the SoC through `HostConfig.ascend_soc`. Callers
+that start from a shell where CANN's `set_env.sh` was sourced can turn that
+environment into those two fields with `ascend_host_fields(os.environ)`.
+
+The layout knowledge here follows CANN's own CMake modules (host_config.cmake
+and the ascendc_kernel_cmake folder, looked up in CANN 7.x-9.x samples): the
+ascendc CMake modules live in `compiler/tikcpp/ascendc_kernel_cmake` or
+`tools/tikcpp/ascendc_kernel_cmake` (older trees: `ascendc_devkit/tikcpp/samples/cmake`),
+the bisheng compiler in `{tools,compiler,ascendc_devkit}/ccec_compiler/bin`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from judge.errors import ToolchainUnavailableError
+from judge.host import HostConfig
+
+# Where the ascendc CMake module (ascendc.cmake, which defines ascendc_library) may live, in the
+# order CANN's samples probe them.
+CMAKE_MODULE_DIRS = (
+    "compiler/tikcpp/ascendc_kernel_cmake",
+    "tools/tikcpp/ascendc_kernel_cmake",
+    "ascendc_devkit/tikcpp/samples/cmake",
+)
+# host_config.cmake picks the first of these that exists as ASCENDC_DEVKIT_PATH.
+COMPILER_DIRS = ("tools/ccec_compiler", "compiler/ccec_compiler", "ascendc_devkit/ccec_compiler")
+ENV_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # exported by CANN's set_env.sh
+DEFAULT_DRIVER_DIR = Path("/usr/local/Ascend/driver")
+
+# SoC names CANN's host_config.cmake accepts for Ascend C kernel builds, by family. The judge
+# refuses others up front instead of letting a CMake error surface as a compile error.
+SOC_FAMILIES: dict[str, tuple[str, ...]] = {
+    "ascend910b": ("ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4",
+                   "ascend910b4-1", "ascend910_9391", "ascend910_9381", "ascend910_9372",
+                   "ascend910_9392", "ascend910_9382", "ascend910_9362"),
+    "ascend910": ("ascend910a", "ascend910proa", "ascend910b", "ascend910prob", "ascend910premiuma"),
+    "ascend310p": ("ascend310p1", "ascend310p3", "ascend310p5", "ascend310p7"),
+    "ascend310b": ("ascend310b1", "ascend310b2", "ascend310b3", "ascend310b4"),
+}
+
+INSTALL_HINT = (
+    "Install the CANN toolkit (Ascend-cann-toolkit_<version>_linux-<arch>.run --install, see "
+    "https://www.hiascend.com/cann) and point the worker at it: set OPJUDGE_ASCEND_HOME, or source "
+    "<cann>/set_env.sh so that ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME are exported where the worker starts "
+    "(typically /usr/local/Ascend/ascend-toolkit/latest). docs/npu-worker.md has the steps."
+)
+
+
+@dataclass(frozen=True)
+class CannInstall:
+    """A CANN toolkit tree that has what an Ascend C kernel build needs."""
+
+    root: Path  # ASCEND_HOME_PATH
+    cmake_module_dir: Path  # holds ascendc.cmake (defines ascendc_library)
+    compiler_bin: Path  # holds bisheng / ccec
+    version: str  # e.g. "8.0.RC2", or "unknown"
+
+    def build_env(self, base_path: str = "/usr/local/bin:/usr/bin:/bin") -> dict[str, str]:
+        """What set_env.sh would export for a build: compilers first on PATH, the toolkit libraries."""
+        return {
+            "ASCEND_HOME_PATH": str(self.root),
+            "ASCEND_TOOLKIT_HOME": str(self.root),
+            "ASCEND_OPP_PATH": str(self.root / "opp"),
+            "PATH": f"{self.compiler_bin}:{self.root / 'bin'}:{base_path}",
+            "LD_LIBRARY_PATH": ":".join(str(p) for p in self.library_dirs()),
+        }
+
+    def library_dirs(self, driver_dir: Path = DEFAULT_DRIVER_DIR) -> list[Path]:
+        """The toolkit's and the driver's shared libraries, as set_env.sh lists them."""
+        return [self.root / "lib64", self.root / "runtime" / "lib64", driver_dir / "lib64" / "common",
+                driver_dir / "lib64" / "driver", driver_dir / "lib64"]
+
+
+def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, object]:
+    """`HostConfig` keyword arguments taken from an environment the caller passes in.
+
+    OPJUDGE_ASCEND_HOME wins over the set_env.sh variables; OPJUDGE_NPU_SOC (the
+    worker's queue suffix) gives the SoC. Absent values are left out, so the
+    result can be splatted into `HostConfig(...)` as it is.
+    """
+    fields: dict[str, object] = {}
+    for name in ("OPJUDGE_ASCEND_HOME", *ENV_VARIABLES):
+        if environ.get(name):
+            fields["ascend_home"] = Path(environ[name])
+            break
+    soc = environ.get("OPJUDGE_NPU_SOC") or environ.get("SOC_VERSION")
+    if soc and soc != "default":
+        fields["ascend_soc"] = soc
+    return fields
+
+
+def soc_family(soc: str) -> str | None:
+    """The family of a SoC name ("Ascend910B3" -> "ascend910b"), None when CANN would refuse it."""
+    lower = soc.lower()
+    for family, members in SOC_FAMILIES.items():
+        if lower in members:
+            return family
+    return None
+
+
+def locate_cann(host: HostConfig) -> CannInstall:
+    """The CANN tree named by the host, checked; ToolchainUnavailableError says what is missing."""
+    if host.ascend_home is None:
+        raise ToolchainUnavailableError(
+            "the NPU track needs the CANN toolkit, and no CANN root was given: HostConfig.ascend_home is not "
+            f"set (from OPJUDGE_ASCEND_HOME, or {' / '.join(ENV_VARIABLES)} as set_env.sh exports them). "
+            + INSTALL_HINT
+        )
+    root = host.ascend_home
+    if not root.is_dir():
+        raise ToolchainUnavailableError(f"the CANN root {root} does not exist or is not a folder. {INSTALL_HINT}")
+    missing: list[str] = []
+    cmake_dir = _first_existing(root, CMAKE_MODULE_DIRS, "ascendc.cmake")
+    if cmake_dir is None:
+        missing.append("the ascendc CMake module (ascendc.cmake) in any of "
+                       + ", ".join(str(root / d) for d in CMAKE_MODULE_DIRS))
+    compiler_dir = _first_existing(root, COMPILER_DIRS, "bin")
+    compiler_bin = compiler_dir / "bin" if compiler_dir is not None else None
+    if compiler_bin is None or not any((compiler_bin / name).exists() for name in ("bisheng", "ccec")):
+        missing.append("the bisheng/ccec compiler in any of "
+                       + ", ".join(str(root / d / "bin") for d in COMPILER_DIRS))
+    for needed in ("bin", "lib64", "include"):
+        if not (root / needed).is_dir():
+            missing.append(f"{root / needed}/")
+    if missing or cmake_dir is None or compiler_bin is None:
+        raise ToolchainUnavailableError(
+            f"the CANN tree at {root} is incomplete: missing " + "; ".join(missing)
+            + ". Install the full toolkit package (not only nnrt/nnae). " + INSTALL_HINT
+        )
+    return CannInstall(root=root, cmake_module_dir=cmake_dir, compiler_bin=compiler_bin,
+                       version=cann_version(root))
+
+
+def checked_soc(host: HostConfig) -> str:
+    """The SoC to compile for, as CANN spells it; ToolchainUnavailableError when unset or unknown."""
+    if not host.ascend_soc:
+        raise ToolchainUnavailableError(
+            "the NPU track needs the SoC to compile for: HostConfig.ascend_soc is not set (OPJUDGE_NPU_SOC, "
+            "e.g. Ascend910B3; `npu-smi info` shows the chip name)"
+        )
+    if soc_family(host.ascend_soc) is None:
+        known = ", ".join(m for members in SOC_FAMILIES.values() for m in members)
+        raise ToolchainUnavailableError(
+            f"SoC {host.ascend_soc!r} is not one CANN's ascendc_library builds for; known: {known}"
+        )
+    return host.ascend_soc
+
+
+def cann_version(root: Path) -> str:
+    """The toolkit version from its install records, else from the folder name, else "unknown"."""
+    candidates = [root / "version.cfg", root / "compiler" / "version.info", root / "runtime" / "version.info",
+                  *sorted(root.glob("*-linux/ascend_toolkit_install.info"))]
+    for path in candidates:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        match = re.search(r"^\s*(?:version|Version)\s*=\s*\[?([\w.\-]+)", text, re.M)
+        if match:
+            return match.group(1)
+    match = re.search(r"(\d+\.\d+(?:\.\w+)*)", root.resolve().name)
+    return match.group(1) if match else "unknown"
+
+
+def _first_existing(root: Path, relatives: tuple[str, ...], must_hold: str) -> Path | None:
+    for relative in relatives:
+        candidate = root / relative
+        if (candidate / must_hold).exists():
+            return candidate
+    return None

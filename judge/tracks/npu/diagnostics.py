@@ -1,0 +1,124 @@
+"""Reading the NPU build's output: compiler diagnostics, linker and CMake errors.
+
+bisheng (CANN's Ascend C compiler) is clang-based and reports
+`path:line:col: error: message`; ld.lld and GNU ld report undefined symbols;
+CMake reports `CMake Error at file:line (command):`. The report shows teams the
+diagnostics against their own file names, with the judge's build folders and
+the CANN root shortened, followed by the cleaned log.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_COMPILER = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+    r"(?P<severity>fatal error|error|warning|note):\s*(?P<message>.*)$"
+)
+_LINKER = re.compile(
+    r"^(?:.*?\b(?:ld(?:\.lld)?|collect2|ld\.gold)\S*:\s*)(?P<severity>error|warning)?:?\s*(?P<message>.*"
+    r"(?:undefined (?:symbol|reference)|cannot find|multiple definition|duplicate symbol).*)$"
+)
+_CMAKE = re.compile(r"^CMake (?P<severity>Error|Warning)(?: \(dev\))? at (?P<file>[^:]+):(?P<line>\d+)")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: str  # "error", "warning" or "note" ("fatal error" counts as error)
+    message: str
+    file: str | None = None  # as the team named it when the file is theirs
+    line: int | None = None
+    column: int | None = None
+    source: str = "compiler"  # compiler | linker | cmake
+
+    def format(self) -> str:
+        where = self.file or f"<{self.source}>"
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class PathCleaner:
+    """Shortens judge-side paths in the log: the team sees its file names and `$CANN/...`."""
+
+    def __init__(self, workdir: Path, cann_root: Path | None, team_files: list[str]) -> None:
+        self.workdir = str(workdir).rstrip("/") + "/"
+        self.cann_root = str(cann_root).rstrip("/") + "/" if cann_root else None
+        self.team_files = set(team_files)
+
+    def path(self, raw: str) -> str:
+        """A file path as the report shows it."""
+        name = raw.strip()
+        if name.startswith(self.workdir):
+            name = name[len(self.workdir):]
+        base = name.rsplit("/", 1)[-1]
+        if base in self.team_files and "/" in name:
+            # ascendc_library compiles copies of the sources from its own folders; same file to the team.
+            return base
+        if self.cann_root and name.startswith(self.cann_root):
+            return "$CANN/" + name[len(self.cann_root):]
+        return name
+
+    def text(self, log: str) -> str:
+        """The whole log with the work folder dropped and the CANN root shortened."""
+        cleaned = log.replace(self.workdir, "")
+        if self.cann_root:
+            cleaned = cleaned.replace(self.cann_root, "$CANN/")
+        return cleaned
+
+
+def parse_diagnostics(log: str, cleaner: PathCleaner) -> list[Diagnostic]:
+    """Every diagnostic in the build log, in order, duplicates (same place and text) dropped."""
+    found: list[Diagnostic] = []
+    seen: set[tuple[object, ...]] = set()
+    for raw_line in log.splitlines():
+        line = _strip_noise(raw_line)
+        diagnostic = _parse_line(line, cleaner)
+        if diagnostic is None:
+            continue
+        key = (diagnostic.file, diagnostic.line, diagnostic.column, diagnostic.severity, diagnostic.message)
+        if key not in seen:
+            seen.add(key)
+            found.append(diagnostic)
+    return found
+
+
+def summarize(diagnostics: list[Diagnostic], *, limit: int = 20) -> str:
+    """A short block for the top of the compile log: the errors first, then a count of the rest."""
+    errors = [d for d in diagnostics if d.severity == "error"]
+    warnings = [d for d in diagnostics if d.severity == "warning"]
+    if not errors and not warnings:
+        return ""
+    lines = [f"{len(errors)} error(s), {len(warnings)} warning(s):"]
+    lines += [f"  {d.format()}" for d in errors[:limit]]
+    if len(errors) > limit:
+        lines.append(f"  ... and {len(errors) - limit} more errors")
+    return "\n".join(lines) + "\n"
+
+
+def _parse_line(line: str, cleaner: PathCleaner) -> Diagnostic | None:
+    match = _COMPILER.match(line)
+    if match and not match.group("file").startswith(("In file included", "CMake")):
+        severity = "error" if match.group("severity") == "fatal error" else match.group("severity")
+        return Diagnostic(
+            severity=severity, message=match.group("message").strip(), file=cleaner.path(match.group("file")),
+            line=int(match.group("line")), column=int(match.group("col")) if match.group("col") else None,
+        )
+    match = _CMAKE.match(line)
+    if match:
+        return Diagnostic(severity=match.group("severity").lower(), message="see the CMake output below",
+                          file=cleaner.path(match.group("file")), line=int(match.group("line")), source="cmake")
+    match = _LINKER.match(line)
+    if match:
+        return Diagnostic(severity=match.group("severity") or "error",
+                          message=cleaner.text(match.group("message").strip()), source="linker")
+    return None
+
+
+def _strip_noise(line: str) -> str:
+    # make and ninja prefix lines with progress markers; colour codes come from -fcolor-diagnostics.
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    line = re.sub(r"^\[\s*\d+%\]\s*", "", line)
+    return line.rstrip()
