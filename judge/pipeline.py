@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
@@ -17,6 +16,7 @@ from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
 from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
+from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
@@ -24,7 +24,7 @@ from judge.runner.session import REPO_ROOT, RunnerDied, RunnerFailed, RunnerSess
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
-from judge.timing import time_case
+from judge.timing import below_physical_floor, time_case
 from judge.tracks import Track, get_track
 from judge.verdict import Verdict, worst
 
@@ -165,7 +165,7 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
     if case_result.flops:
         case_result.gflops = case_result.flops / timing.submission.median_ns
     peak = float(runtime_options.get("peak_flops", 0.0) or 0.0)  # type: ignore[arg-type]
-    if peak and case_result.flops / peak * 1e9 > timing.submission.median_ns:
+    if below_physical_floor(case_result.flops, peak, timing.submission.median_ns):
         case_result.passed, case_result.verdict = False, Verdict.SV
         case_result.message = (f"case {case.name}: {timing.submission.median_ns:.0f} ns is faster than the "
                                "hardware allows for this much work")
@@ -223,11 +223,5 @@ def _conclude(result: JudgeResult) -> None:
     result.score = result.set_scores.get("benchmarks", result.set_scores.get("private"))
 
 
-def _oracle_cache(host: HostConfig) -> object | None:
-    if host.cache_dir is None:
-        return None
-    with contextlib.suppress(ImportError):
-        from judge.oracle_cache import OracleCache
-
-        return OracleCache(host.cache_dir / "oracle")
-    return None
+def _oracle_cache(host: HostConfig) -> OracleCache | None:
+    return OracleCache(host.cache_dir / "oracle") if host.cache_dir else None

@@ -62,6 +62,11 @@ def sem_ratio(samples_ns: list[int]) -> float:
     return statistics.stdev(samples_ns) / math.sqrt(len(samples_ns)) / mean if mean > 0 else math.inf
 
 
+def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> bool:
+    """judging.md: a time below the case's work at the device's peak rate is impossible."""
+    return peak_flops > 0 and flops > 0 and median_ns < flops / peak_flops * 1e9
+
+
 @dataclass
 class CaseTiming:
     submission: TimingStats | None = None

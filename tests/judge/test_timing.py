@@ -23,3 +23,12 @@ def test_stats_and_sem():
     assert sem_ratio([100] * 10) == 0
     assert sem_ratio([100]) == float("inf")
     assert sem_ratio([90, 110] * 50) < sem_ratio([90, 110] * 5)
+
+
+def test_physical_floor():
+    from judge.timing import below_physical_floor
+
+    # 1 GFLOP at 1 TFLOP/s takes at least 1 ms.
+    assert below_physical_floor(1e9, 1e12, 0.9e6)
+    assert not below_physical_floor(1e9, 1e12, 1.1e6)
+    assert not below_physical_floor(1e9, 0.0, 1.0)  # no peak known: no floor

@@ -39,6 +39,7 @@ class CpuRuntime(DeviceRuntime):
         self._flush = torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8)
         self._threads = int(options.get("threads", 1))
         self._model = str(options.get("cpu_model", "cpu"))
+        self._peak_flops = float(options.get("peak_flops", 0.0))
 
     def _fresh(self, nbytes: int) -> torch.Tensor:
         # A random offset into a slightly larger block: the same size asked twice
@@ -84,9 +85,7 @@ class CpuRuntime(DeviceRuntime):
         return rc, time.perf_counter_ns() - start
 
     def peak_flops(self) -> float:
-        # A generous ceiling (5 GHz, 64 FLOP/cycle: two AVX-512 FMA units per core):
-        # only a result faster than any x86 core could manage trips the floor.
-        return self._threads * 5e9 * 64
+        return self._peak_flops
 
     def describe(self) -> dict[str, str]:
         return {"device": self._model, "threads": str(self._threads)}
