@@ -37,9 +37,7 @@ class ErrorStats:
         return self.nan == 0 and self.inf == 0
 
 
-def error_stats(
-    x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: float, atol: float
-) -> ErrorStats:
+def error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: float, atol: float) -> ErrorStats:
     """Compare X with G element by element (any dtypes, same number of elements).
 
     `floor` is the dtype's MERE floor (|G| below it is left out of MERE and MARE);

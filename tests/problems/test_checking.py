@@ -1,0 +1,58 @@
+"""judge/checking.py: the problem-independent error metrics."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from judge import checking
+from judge.checking import error_stats, nonfinite_reason
+
+
+def test_metrics_on_hand_made_numbers():
+    truth = torch.tensor([1.0, -2.0, 0.001, 0.0], dtype=torch.float64)
+    x = torch.tensor([1.1, -2.0, 0.002, 0.5], dtype=torch.float32)
+    s = error_stats(x, truth, floor=0.01, rtol=0.0, atol=0.05)
+    assert s.count == 4 and s.nan == 0 and s.inf == 0 and s.finite
+    assert s.max_abs_err == pytest.approx(0.5)
+    # MERE/MARE only over |G| >= 0.01: elements 0 and 1.
+    rel0 = abs(float(torch.tensor(1.1, dtype=torch.float32)) - 1.0) / (1.0 + 1e-7)
+    assert s.mere == pytest.approx(rel0 / 2)
+    assert s.mare == pytest.approx(rel0)
+    assert s.within_mixed_tol == pytest.approx(2 / 4)  # -2.0 and 0.002 are within 0.05
+    assert s.max_abs_truth == 2.0
+
+
+def test_nan_and_inf_are_counted_not_spread():
+    truth = torch.ones(6, dtype=torch.float64)
+    x = torch.tensor([1.0, math.nan, math.inf, -math.inf, 1.25, math.nan])
+    s = error_stats(x, truth, floor=0.0, rtol=0.0, atol=0.0)
+    assert (s.nan, s.inf) == (2, 2) and not s.finite
+    assert s.max_abs_err == 0.25 and s.mere == pytest.approx(0.125) and s.mare == pytest.approx(0.25)
+    assert s.within_mixed_tol == pytest.approx(1 / 6)
+    assert nonfinite_reason(2, 2) == "2 NaN values and 2 Inf values"
+    assert nonfinite_reason(1, 0) == "1 NaN value"
+
+
+def test_no_element_above_the_floor_gives_zero_mere():
+    s = error_stats(torch.ones(3), torch.zeros(3, dtype=torch.float64), floor=1.0, rtol=0.0, atol=0.0)
+    assert s.mere == 0.0 and s.mare == 0.0 and s.max_abs_err == 1.0
+
+
+def test_chunked_equals_whole(monkeypatch):
+    gen = torch.Generator().manual_seed(0)
+    truth = torch.randn(1000, generator=gen, dtype=torch.float64)
+    x = (truth + 1e-3 * torch.randn(1000, generator=gen, dtype=torch.float64)).to(torch.bfloat16)
+    whole = error_stats(x, truth, floor=2.0**-8, rtol=2.0**-7, atol=2.0**-7)
+    monkeypatch.setattr(checking, "_CHUNK", 7)
+    chunked = error_stats(x, truth, floor=2.0**-8, rtol=2.0**-7, atol=2.0**-7)
+    for field in ("count", "nan", "inf", "max_abs_err", "mare", "within_mixed_tol", "max_abs_truth"):
+        assert getattr(chunked, field) == getattr(whole, field), field
+    assert chunked.mere == pytest.approx(whole.mere, rel=1e-12)
+
+
+def test_shape_mismatch_is_an_error():
+    with pytest.raises(ValueError, match="shape mismatch"):
+        error_stats(torch.ones(3), torch.ones(4), floor=0.0, rtol=0.0, atol=0.0)
