@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
 import shutil
 import signal
 import time
@@ -101,6 +102,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     result.cases = case_results
     try:
         with session:
+            result.host.update(session.device_info, host=platform.node())
             for case in cases:
                 case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
                                                 limits.workspace_limit_bytes))

@@ -162,7 +162,7 @@ def main() -> None:
     try:
         hello = json.loads(commands.readline())
         child = Child(hello, options.result_fd)
-        child.send({"op": "ready", "pid": os.getpid()})
+        child.send({"op": "ready", "pid": os.getpid(), "device": child.runtime.describe()})
         for line in commands:
             command = json.loads(line)
             if command["op"] == "case":

@@ -126,6 +126,7 @@ class RunnerSession:
                        Bind(problem.root.parent, problem.root.parent)]
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
         self._proc: subprocess.Popen[bytes] | None = None
+        self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
 
     def __enter__(self) -> RunnerSession:
         cmd_r, cmd_w = os.pipe()
@@ -153,7 +154,8 @@ class RunnerSession:
         for drain in self._drains:
             drain.start()
         self._send(self._hello)
-        self._expect("ready", self._startup_timeout_s)
+        ready = self._expect("ready", self._startup_timeout_s)
+        self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,41 @@
+"""Whole-judge wall time of the CPU track for sparse FA backward, split by stage.
+
+    .venv/bin/python bench/judge_wall.py [--sandbox strict] [--warm-cache]
+
+Target (issue 2): at most 60 s on this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from _common import SFA_BASELINE, judge_file
+
+from judge.backends import CaseSet
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--warm-cache", action="store_true", help="judge once first so builds and oracles are cached")
+    options = parser.parse_args()
+    sets = (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)
+    with tempfile.TemporaryDirectory() as cache:
+        if options.warm_cache:
+            judge_file(SFA_BASELINE, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache))
+        started = time.monotonic()
+        result = judge_file(SFA_BASELINE, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache))
+        wall = time.monotonic() - started
+    print(f"verdict {result.verdict.value}, score {result.score:.2f}, isolation {result.isolation.value}")
+    for stage, seconds in result.stage_times_s.items():
+        print(f"  {stage:12} {seconds:6.1f} s")
+    accounted = sum(result.stage_times_s.values())
+    print(f"  {'other':12} {wall - accounted:6.1f} s  (child start, input generation, messages)")
+    print(f"whole judge: {wall:.1f} s for {len(result.cases)} cases")
+
+
+if __name__ == "__main__":
+    main()
