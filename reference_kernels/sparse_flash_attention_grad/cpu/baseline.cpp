@@ -22,8 +22,8 @@
 //      keys), rounded once and written. Keys no query sees sum to exactly 0, so
 //      every output element is written. Memory: threads * S2 * (2D + Dr) floats,
 //      requested through kernel_workspace_bytes (a few MiB per thread for the
-//      CPU sizes); going through one (b, n2) at a time keeps it independent of
-//      B and N2.
+//      CPU sizes, 256 MiB at most in all); going through one (b, n2) at a time
+//      keeps it independent of B and N2.
 //
 // Precision: everything is accumulated in float32 (delta in double, it is
 // cheap) and each output is rounded to its dtype once, at the end, with
@@ -165,6 +165,8 @@ bool read_dims(const kernel_args& a, Dims* d) {
 
 constexpr int64_t kAlignFloats = 16;  // 64-byte alignment of every workspace region
 constexpr int64_t kAlignBytes = kAlignFloats * sizeof(float);
+
+constexpr int64_t kWorkspaceCapBytes = int64_t(256) << 20;  // see kernel_workspace_bytes
 
 inline int64_t padded(int64_t floats) { return (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
 
@@ -392,7 +394,10 @@ extern "C" int64_t kernel_workspace_bytes(const kernel_args* args) {
     Dims d;
     if (args == nullptr || !read_dims(*args, &d)) return 0;
     const Layout lay = layout_of(d);
-    const int64_t threads = omp_get_max_threads();
+    // Every thread costs a full set of accumulators; past kWorkspaceCapBytes
+    // more threads are not worth the memory (kernel_run uses as many as fit).
+    const int64_t fit = (kWorkspaceCapBytes / int64_t(sizeof(float)) - lay.shared) / lay.per_thread;
+    const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), fit));
     return kAlignBytes + int64_t(sizeof(float)) * (lay.shared + threads * lay.per_thread);
 }
 
