@@ -1,0 +1,81 @@
+"""CSV exports for organisers: submissions, results, reviews and the final ranking.
+
+Each export is a generator of rows (the header first) over its own session, so
+a large export streams instead of being built in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select
+
+from api.store.db import Database
+from api.store.models import CaseResultRow, Problem, Run, Submission, Team
+from api.store.ranking import leaderboard
+from api.store.reviews import list_reviews
+
+
+class ExportKind(StrEnum):
+    SUBMISSIONS = "submissions"
+    RESULTS = "results"
+    REVIEWS = "reviews"
+    RANKING = "ranking"
+
+
+def export_rows(database: Database, *, competition_id: int, competition: str, kind: ExportKind) -> Iterator[list[Any]]:
+    """The rows of one export, header first, read on a session of its own."""
+    with database.session(write=False) as session:
+        if kind is ExportKind.SUBMISSIONS:
+            yield ["submission_id", "team", "problem", "backend", "created_at", "status", "verdict", "score",
+                   "sha256", "files", "bytes", "disqualified_at", "disqualify_reason"]  # fmt: skip
+            rows = session.execute(
+                select(Submission, Team.name, Problem.slug)
+                .join(Team, Team.id == Submission.team_id).join(Problem, Problem.id == Submission.problem_id)
+                .where(Submission.competition_id == competition_id).order_by(Submission.id)
+                .execution_options(yield_per=500)
+            )  # fmt: skip
+            for s, team, problem in rows:
+                yield [s.id, team, problem, s.backend, s.created_at, s.status, s.verdict, s.score, s.sha256,
+                       s.file_count, s.total_bytes, s.disqualified_at, s.disqualify_reason or ""]  # fmt: skip
+        elif kind is ExportKind.RESULTS:
+            yield ["submission_id", "run_id", "team", "problem", "backend", "verdict", "case", "set", "passed",
+                   "median_ns", "baseline_median_ns", "ratio", "gflops", "count", "message"]  # fmt: skip
+            rows = session.execute(
+                select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Run.verdict, CaseResultRow)
+                .join(Run, Run.id == Submission.scored_run_id).join(Team, Team.id == Submission.team_id)
+                .join(Problem, Problem.id == Submission.problem_id)
+                .join(CaseResultRow, CaseResultRow.run_id == Run.id)
+                .where(Submission.competition_id == competition_id)
+                .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
+            )  # fmt: skip
+            for sid, rid, team, problem, backend, verdict, c in rows:
+                yield [sid, rid, team, problem, backend, verdict, c.name, c.case_set, c.passed, c.median_ns,
+                       c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message]  # fmt: skip
+        elif kind is ExportKind.REVIEWS:
+            yield ["review_id", "reviewer", "team", "marks", "total", "comment", "created_at", "current"]
+            for r in list_reviews(session, competition_id=competition_id, history=True):
+                marks = "; ".join(f"{k}={v:g}" for k, v in r.marks.items())
+                yield [r.id, r.reviewer_name, r.team_name, marks, r.total, r.comment, r.created_at, r.is_current]
+        else:
+            board = leaderboard(session, competition=competition, final=True)
+            yield ["rank", "team", "online_score", "reviewer_score", "reviewers", "final_score", "submissions",
+                   "disqualified"]  # fmt: skip
+            for row in board.rows:
+                subs = "; ".join(f"{p}={i}" for p, i in row.submission_ids.items())
+                yield [row.rank or "", row.team_name, row.online_score, row.reviewer_score, row.reviewers,
+                       row.final_score, subs, row.disqualified]  # fmt: skip
+
+
+def csv_value(value: Any) -> Any:
+    """How a cell is written: ISO times, enum values, empty for None."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, StrEnum):
+        return value.value
+    return value

@@ -1,0 +1,95 @@
+"""Run results: case rows written from a `JudgeResult`, and the views read back.
+
+Teams see their private cases as pass/fail only (judging.md: sizes are shown
+except for private cases) and never see reproduction runs or flags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from api.store.enums import RunKind
+from api.store.models import CaseResultRow, Run
+from api.store.views import CaseView, RunView
+from judge.backends import CaseSet
+from judge.results import JudgeResult
+
+
+def write_cases(session: Session, *, run_id: int, result: JudgeResult) -> None:
+    """Replace the run's case rows with those of `result` (a re-delivered result writes the same)."""
+    session.execute(delete(CaseResultRow).where(CaseResultRow.run_id == run_id))
+    for position, case in enumerate(result.cases):
+        timing, base = case.timing, case.baseline_timing
+        session.add(
+            CaseResultRow(
+                run_id=run_id,
+                position=position,
+                name=case.name,
+                case_set=case.case_set,
+                passed=case.passed,
+                verdict=case.verdict,
+                message=case.message,
+                errors={k: dataclasses.asdict(v) for k, v in case.outputs.items()},
+                sizes=dict(case.sizes),
+                median_ns=timing.median_ns if timing else None,
+                mean_ns=timing.mean_ns if timing else None,
+                min_ns=timing.min_ns if timing else None,
+                std_ns=timing.std_ns if timing else None,
+                count=timing.count if timing else None,
+                baseline_median_ns=base.median_ns if base else None,
+                ratio=case.ratio,
+                gflops=case.gflops,
+                gbytes_per_s=case.gbytes_per_s,
+                flops=case.flops,
+                checked_calls=case.checked_calls,
+            )
+        )
+
+
+def case_rows(session: Session, run_ids: Iterable[int]) -> dict[int, list[CaseResultRow]]:
+    """Case rows of several runs, in report order."""
+    ids = list(run_ids)
+    found: dict[int, list[CaseResultRow]] = {i: [] for i in ids}
+    if ids:
+        query = select(CaseResultRow).where(CaseResultRow.run_id.in_(ids)).order_by(CaseResultRow.position)
+        for row in session.scalars(query):
+            found[row.run_id].append(row)
+    return found
+
+
+def run_views(session: Session, runs: list[Run], *, team_view: bool) -> list[RunView]:
+    """Views of `runs` with their cases; `team_view` hides what a team must not see."""
+    if team_view:
+        runs = [r for r in runs if r.kind is not RunKind.REPRODUCTION]
+    cases = case_rows(session, [r.id for r in runs])
+    return [_run_view(run, cases[run.id], team_view=team_view) for run in runs]
+
+
+def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunView:
+    return RunView(
+        id=run.id, submission_id=run.submission_id, kind=run.kind, status=run.status, queue=run.queue,
+        attempt=run.attempt, created_at=run.created_at, queued_at=run.queued_at, started_at=run.started_at,
+        finished_at=run.finished_at, stage=run.stage, stage_times=dict(run.stage_times), verdict=run.verdict,
+        message=run.message, compile_log=run.compile_log, kernel_output=run.kernel_output,
+        findings=list(run.findings), score=run.score,
+        worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
+        driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
+        flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
+        cases=[_case_view(c, redact=team_view and c.case_set is CaseSet.PRIVATE) for c in cases],
+    )  # fmt: skip
+
+
+def _case_view(row: CaseResultRow, *, redact: bool) -> CaseView:
+    if redact:
+        return CaseView(row.name, row.case_set, row.passed, row.verdict, "", {}, {}, None, None, None, None,
+                        None, None, None, None, None, 0.0, redacted=True)
+    return CaseView(
+        name=row.name, case_set=row.case_set, passed=row.passed, verdict=row.verdict, message=row.message,
+        errors=dict(row.errors), sizes=dict(row.sizes), median_ns=row.median_ns, mean_ns=row.mean_ns,
+        min_ns=row.min_ns, std_ns=row.std_ns, count=row.count, baseline_median_ns=row.baseline_median_ns,
+        ratio=row.ratio, gflops=row.gflops, gbytes_per_s=row.gbytes_per_s, flops=row.flops,
+    )  # fmt: skip

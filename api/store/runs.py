@@ -1,0 +1,240 @@
+"""The workers' side of the store: claim, progress, finish or fail a run; dispatch and reap.
+
+Every function commits and is safe to call twice: claims are compare-and-set
+updates, a finished run ignores later results, and the dispatch helpers only
+move runs that are still in the state the caller saw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from api.store.enums import RunKind, RunStatus
+from api.store.errors import NotFoundError
+from api.store.models import Problem, Run, Submission, SubmissionFile
+from api.store.reproduction import compare_reproduction
+from api.store.results import write_cases
+from api.store.standings import recompute_standings
+from api.store.types import utcnow
+from api.store.views import ClaimedRun, RunDispatch, StuckRun
+from judge.backends import Stage
+from judge.results import JudgeResult
+from judge.verdict import Verdict
+
+DEFAULT_DEADLINE_S = 30 * 60
+
+
+def claim_run(
+    session: Session,
+    *,
+    run_id: int,
+    worker: str,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    take_over: bool = False,
+    now: datetime | None = None,
+) -> ClaimedRun | None:
+    """Compare-and-set the run to running for `worker`; None when another worker has it or it is done.
+
+    A run still pending or queued can be claimed, and so can a running one past its
+    deadline. `take_over=True` also claims a running one before its deadline: pass it
+    when the broker redelivered the task because the worker holding it was lost.
+    """
+    now = now or utcnow()
+    claimable = [Run.status.in_([RunStatus.PENDING, RunStatus.QUEUED]),
+                 (Run.status == RunStatus.RUNNING) & (Run.deadline < now)]  # fmt: skip
+    if take_over:
+        claimable.append(Run.status == RunStatus.RUNNING)
+    claimed = session.execute(
+        update(Run)
+        .where(Run.id == run_id, or_(*claimable))
+        .values(status=RunStatus.RUNNING, claimed_by=worker, started_at=now, stage=None,
+                deadline=now + timedelta(seconds=deadline_s), attempt=Run.attempt + 1)
+        .execution_options(synchronize_session=False)
+    )  # fmt: skip
+    if claimed.rowcount != 1:
+        session.rollback()
+        return None
+    run = session.get_one(Run, run_id, populate_existing=True)
+    problem = session.get_one(Problem, run.submission.problem_id)
+    sources = session.execute(
+        select(SubmissionFile.name, SubmissionFile.content)
+        .where(SubmissionFile.submission_id == run.submission_id)
+        .order_by(SubmissionFile.position)
+    ).all()
+    _sync_submission(session, run.submission)
+    session.commit()
+    return ClaimedRun(
+        run_id=run.id, submission_id=run.submission_id, kind=run.kind, problem=problem.slug,
+        problem_version=problem.version, definition_hash=problem.definition_hash, backend=run.submission.backend,
+        sources=[(name, bytes(content)) for name, content in sources], case_sets=run.kind.case_sets,
+        attempt=run.attempt, deadline=run.deadline or now, seed_salt=bytes.fromhex(run.seed_salt),
+    )  # fmt: skip
+
+
+def record_stage(session: Session, *, run_id: int, stage: Stage | str, at: datetime) -> None:
+    """Note that a stage of the run started (for the report's timeline); ignored once the run is over."""
+    run = _locked(session, run_id)
+    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+        session.rollback()
+        return
+    name = Stage(stage).value
+    run.stage = name
+    run.stage_times = {**run.stage_times, name: at.isoformat()}
+    session.commit()
+
+
+def finish_run(
+    session: Session, *, run_id: int, result: JudgeResult, worker_info: dict[str, str],
+    now: datetime | None = None,
+) -> bool:
+    """Store the verdict, case results and versions, update the standings (commits).
+
+    Returns False, changing nothing, when the run was finished already (a
+    redelivered task). An IE result ends the run as failed and is not charged.
+    """
+    run = _locked(session, run_id)
+    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+        session.rollback()
+        return False
+    now = now or utcnow()
+    host = {**result.host, **worker_info}
+    run.status = RunStatus.FAILED if result.verdict is Verdict.IE else RunStatus.DONE
+    run.verdict = result.verdict
+    run.message = result.message
+    run.compile_log = result.compile_log
+    run.kernel_output = result.kernel_output
+    run.findings = [dataclasses.asdict(f) for f in result.findings]
+    run.score = result.score
+    run.isolation = result.isolation
+    run.finished_at = now
+    run.stage = Stage.DONE.value
+    run.stage_times = {**run.stage_times, Stage.DONE.value: now.isoformat()}
+    run.worker_host = host.get("host") or run.claimed_by
+    run.device, run.toolchain, run.driver = host.get("device"), host.get("toolchain"), host.get("driver")
+    run.worker_info = host
+    write_cases(session, run_id=run.id, result=result)
+    submission = run.submission
+    if run.kind is RunKind.JUDGE:
+        submission.charged = result.verdict.charged  # judging.md: IE is never charged
+    if run.kind.scored and result.verdict is not Verdict.IE:
+        submission.scored_run_id = run.id
+        submission.verdict = result.verdict
+        submission.score = result.score
+        session.flush()
+        recompute_standings(session, competition_id=submission.competition_id)
+    elif run.kind is RunKind.REPRODUCTION:
+        session.flush()
+        compare_reproduction(session, run=run)
+    _sync_submission(session, submission)
+    session.commit()
+    return True
+
+
+def fail_run(session: Session, *, run_id: int, reason: str, retry: bool, now: datetime | None = None) -> bool:
+    """An internal error: give the quota back; `retry` puts the run back to pending (commits).
+
+    Returns False when the run had finished already.
+    """
+    run = _locked(session, run_id)
+    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+        session.rollback()
+        return False
+    now = now or utcnow()
+    if run.kind is RunKind.JUDGE:
+        run.submission.charged = False
+    run.claimed_by, run.deadline, run.stage = None, None, None
+    if retry:
+        run.status, run.pending_since = RunStatus.PENDING, now
+        run.message = f"retrying after an internal error: {reason}"
+    else:
+        run.status, run.verdict, run.finished_at = RunStatus.FAILED, Verdict.IE, now
+        run.message = f"internal error: {reason}"
+    _sync_submission(session, run.submission)
+    session.commit()
+    return True
+
+
+def mark_queued(session: Session, *, run_id: int, now: datetime | None = None) -> bool:
+    """Pending -> queued once the broker took the run; False if a worker got there first."""
+    moved = session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.PENDING)
+        .values(status=RunStatus.QUEUED, queued_at=now or utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount == 1:
+        submission = session.get_one(Run, run_id, populate_existing=True).submission
+        _sync_submission(session, submission)
+    session.commit()
+    return moved.rowcount == 1
+
+
+def runs_to_dispatch(
+    session: Session, *, limit: int, now: datetime | None = None, min_age_s: float = 5.0
+) -> list[RunDispatch]:
+    """Pending runs the broker never took (it was down), oldest first.
+
+    Runs younger than `min_age_s` are skipped: their upload is still enqueueing them.
+    """
+    cutoff = (now or utcnow()) - timedelta(seconds=min_age_s)
+    rows = session.execute(
+        select(Run.id, Run.queue)
+        .where(Run.status == RunStatus.PENDING, Run.pending_since <= cutoff)
+        .order_by(Run.pending_since, Run.id)
+        .limit(limit)
+    )
+    return [RunDispatch(run_id, queue) for run_id, queue in rows]
+
+
+def stuck_runs(session: Session, *, now: datetime, queued_before: datetime | None = None) -> list[StuckRun]:
+    """Runs past their deadline; with `queued_before`, also runs queued before then (a lost broker)."""
+    stuck = (Run.status == RunStatus.RUNNING) & (Run.deadline < now)
+    if queued_before is not None:
+        stuck = stuck | ((Run.status == RunStatus.QUEUED) & (Run.queued_at < queued_before))
+    rows = session.scalars(select(Run).where(stuck).order_by(Run.id))
+    return [StuckRun(r.id, r.queue, r.claimed_by, r.deadline, r.attempt) for r in rows]
+
+
+def requeue_run(session: Session, *, run_id: int, now: datetime | None = None) -> RunDispatch | None:
+    """Put a stuck run back to pending and return where to enqueue it; None if it is no longer stuck."""
+    now = now or utcnow()
+    moved = session.execute(
+        update(Run)
+        .where(Run.id == run_id,
+               ((Run.status == RunStatus.RUNNING) & (Run.deadline < now)) | (Run.status == RunStatus.QUEUED))
+        .values(status=RunStatus.PENDING, pending_since=now, claimed_by=None, deadline=None, stage=None)
+        .execution_options(synchronize_session=False)
+    )  # fmt: skip
+    if moved.rowcount != 1:
+        session.rollback()
+        return None
+    run = session.get_one(Run, run_id, populate_existing=True)
+    _sync_submission(session, run.submission)
+    session.commit()
+    return RunDispatch(run.id, run.queue)
+
+
+def _locked(session: Session, run_id: int) -> Run:
+    query = select(Run).where(Run.id == run_id).execution_options(populate_existing=True)
+    if session.get_bind().dialect.name != "sqlite":
+        query = query.with_for_update(of=Run)
+    run = session.scalars(query).first()
+    if run is None:
+        raise NotFoundError(f"no run {run_id}")
+    return run
+
+
+def _sync_submission(session: Session, submission: Submission) -> None:
+    """The submission's status mirrors its newest judge or rejudge run."""
+    status = session.scalar(
+        select(Run.status)
+        .where(Run.submission_id == submission.id, Run.kind != RunKind.REPRODUCTION)
+        .order_by(Run.id.desc())
+        .limit(1)
+    )
+    if status is not None:
+        submission.status = status

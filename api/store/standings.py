@@ -1,0 +1,309 @@
+"""Standings: which entry of each team ranks, its score per judging.md, and the cached table.
+
+`compute_standings` ranks from SQL: the entries that can rank (the scored run of
+each submission, or the run finished by `as_of`), narrowed in SQL to the one
+that ranks per team and problem (`latest`), then scored with judge.scoring.
+`recompute_standings` stores the live result in the `standings` table, which
+boards read; it runs when a scored run finishes, a submission is disqualified
+or the scoring settings change, never per request.
+
+A team's online score is the mean of its per-problem scores over the
+competition's problems (a problem without an entry counts 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from api.store.enums import RankedBy, RelativeTo, RunKind, RunStatus
+from api.store.models import CaseResultRow, Competition, CompetitionProblem, Problem, Run, Standing, Submission, Team
+from judge.backends import Backend, CaseSet
+from judge.scoring import case_score_vs_baseline, case_score_vs_best, online_score
+from judge.verdict import Verdict
+
+RANKED_SETS = (CaseSet.BENCHMARKS, CaseSet.PRIVATE)  # public board, final ranking
+_SCORED_KINDS = [k for k in RunKind if k.scored]
+
+
+@dataclass(frozen=True)
+class CaseCell:
+    case: str
+    score: float | None  # None: failed or not timed
+    ratio: float | None  # t_sub / t_base
+    passed: bool
+
+
+@dataclass(frozen=True)
+class EntryStanding:
+    """The submission that ranks for one team and problem, with its case scores."""
+
+    problem: str
+    submission_id: int
+    run_id: int
+    backend: Backend
+    submitted_at: datetime
+    verdict: Verdict
+    score: float
+    cases: tuple[CaseCell, ...]
+
+
+@dataclass(frozen=True)
+class TeamStanding:
+    team_id: int
+    team_name: str
+    rank: int | None  # None: nothing ranked (every entry disqualified)
+    score: float  # online score: mean over the competition's problems
+    tie_at: datetime | None  # the latest submission time among the ranked entries
+    disqualified: bool
+    last_submission_at: datetime | None  # of the team's latest judged submission
+    latest_verdict: Verdict | None
+    entries: dict[str, EntryStanding] = field(default_factory=dict)
+
+
+@dataclass
+class _Entry:
+    submission_id: int
+    team_id: int
+    problem: str
+    backend: Backend
+    created_at: datetime
+    run_id: int
+    verdict: Verdict
+    cases: list[tuple[str, bool, float | None]] = field(default_factory=list)  # (case, passed, ratio)
+    score: float = 0.0
+    cells: tuple[CaseCell, ...] = ()
+
+
+def compute_standings(
+    session: Session, *, competition_id: int, case_set: CaseSet, as_of: datetime | None = None
+) -> list[TeamStanding]:
+    """Rank every team on `case_set`, from the results finished by `as_of` (None: all of them)."""
+    comp = session.get_one(Competition, competition_id)
+    problems = list(
+        session.scalars(
+            select(Problem.slug)
+            .join(CompetitionProblem, CompetitionProblem.problem_id == Problem.id)
+            .where(CompetitionProblem.competition_id == competition_id)
+        )
+    )
+    candidates = _candidates(competition_id, problems, as_of)
+    latest_only = comp.ranked_by is RankedBy.LATEST
+    entries = _load_entries(session, candidates, case_set, latest_only=latest_only)
+    _score(entries, comp.relative_to, comp.score_cap, pool=entries)
+    ranked = entries if latest_only else _best_per_problem(entries)
+    teams = _team_names(session, competition_id)
+    # `entries` holds every judged entry in `best` mode, so the team's newest one is among them.
+    standings = _aggregate(ranked, entries, teams, len(problems) or 1)
+    standings += _disqualified_teams(session, competition_id, {s.team_id for s in standings}, teams, as_of)
+    return standings
+
+
+def recompute_standings(session: Session, *, competition_id: int) -> None:
+    """Rewrite the cached live standings of a competition and bump its board version (no commit)."""
+    if session.get_bind().dialect.name != "sqlite":
+        # Two workers finishing at once would both rewrite the table: take turns.
+        session.execute(select(Competition.id).where(Competition.id == competition_id).with_for_update())
+    for case_set in RANKED_SETS:
+        rows = compute_standings(session, competition_id=competition_id, case_set=case_set)
+        session.execute(delete(Standing).where(Standing.competition_id == competition_id,
+                                               Standing.case_set == case_set))
+        if rows:
+            session.execute(insert(Standing), [_to_row(competition_id, case_set, s) for s in rows])
+    bump_board_version(session, competition_id=competition_id)
+
+
+def read_standings(session: Session, *, competition_id: int, case_set: CaseSet) -> list[TeamStanding]:
+    """The cached live standings, ranked first, then the unranked."""
+    rows = session.execute(
+        select(Standing, Team.name)
+        .join(Team, Team.id == Standing.team_id)
+        .where(Standing.competition_id == competition_id, Standing.case_set == case_set)
+        .order_by(Standing.rank.is_(None), Standing.rank, Team.name)
+    ).all()
+    return [_from_row(row, name) for row, name in rows]
+
+
+def bump_board_version(session: Session, *, competition_id: int) -> None:
+    """Tell board caches that anything they hold for this competition is stale."""
+    session.execute(
+        update(Competition)
+        .where(Competition.id == competition_id)
+        .values(board_version=Competition.board_version + 1)
+    )
+
+
+def _candidates(competition_id: int, problems: list[str], as_of: datetime | None) -> Select[Any]:
+    """Every submission that can rank, with the run whose results count."""
+    if as_of is None:
+        run_id = Submission.scored_run_id
+        extra = []
+    else:
+        run_id = (
+            select(Run.id)
+            .where(Run.submission_id == Submission.id, Run.kind.in_(_SCORED_KINDS),
+                   Run.status == RunStatus.DONE, Run.verdict != Verdict.IE, Run.finished_at <= as_of)
+            .order_by(Run.finished_at.desc(), Run.id.desc())
+            .limit(1)
+            .correlate(Submission)
+            .scalar_subquery()
+        )
+        extra = [Submission.created_at <= as_of]
+    return (
+        select(Submission.id.label("submission_id"), Submission.team_id, Problem.slug.label("problem"),
+               Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict)
+        .join(Problem, Problem.id == Submission.problem_id)
+        .join(Run, Run.id == run_id)
+        .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_(None),
+               Problem.slug.in_(problems), *extra)
+    )  # fmt: skip
+
+
+def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, *, latest_only: bool) -> list[_Entry]:
+    if latest_only:
+        # The team's latest judged submission per problem ranks: pick it in SQL.
+        order = candidates.selected_columns
+        numbered = candidates.add_columns(
+            func.row_number()
+            .over(partition_by=(order.team_id, order.problem),
+                  order_by=(order.created_at.desc(), order.submission_id.desc()))
+            .label("rn")
+        ).subquery()
+        chosen = select(*[numbered.c[c.key] for c in order]).where(numbered.c.rn == 1).subquery()
+    else:
+        chosen = candidates.subquery()
+    entries = {
+        row.run_id: _Entry(row.submission_id, row.team_id, row.problem, Backend(row.backend), row.created_at,
+                           row.run_id, Verdict(row.verdict))
+        for row in session.execute(select(chosen))
+    }  # fmt: skip
+    cases = session.execute(
+        select(CaseResultRow.run_id, CaseResultRow.name, CaseResultRow.passed, CaseResultRow.ratio)
+        .where(CaseResultRow.case_set == case_set, CaseResultRow.run_id.in_(select(chosen.c.run_id)))
+        .order_by(CaseResultRow.run_id, CaseResultRow.position)
+    )
+    for run_id, name, passed, ratio in cases:
+        entries[run_id].cases.append((name, passed, ratio))
+    return list(entries.values())
+
+
+def _score(entries: list[_Entry], relative_to: RelativeTo, cap: float, *, pool: list[_Entry]) -> None:
+    """judging.md "Scoring": per-case scores and the mean; r*_c is the lowest ratio in `pool`."""
+    best: dict[tuple[str, Backend, str], float] = {}
+    for entry in pool:
+        if _accepted(entry):
+            for name, _passed, ratio in entry.cases:
+                key = (entry.problem, entry.backend, name)
+                best[key] = min(best.get(key, float("inf")), ratio)  # type: ignore[type-var]
+    for entry in entries:
+        ok = _accepted(entry)
+        cells = []
+        for name, passed, ratio in entry.cases:
+            value = None
+            if ok and ratio is not None:
+                if relative_to is RelativeTo.BEST:
+                    value = case_score_vs_best(ratio, best[(entry.problem, entry.backend, name)])
+                else:
+                    value = case_score_vs_baseline(ratio, cap)
+            cells.append(CaseCell(name, value, ratio, passed))
+        entry.cells = tuple(cells)
+        entry.score = online_score([c.score for c in cells if c.score is not None], ok)
+
+
+def _accepted(entry: _Entry) -> bool:
+    """AC, every case of the set passed and timed (a submission that fails any case scores 0)."""
+    return (
+        entry.verdict is Verdict.AC
+        and bool(entry.cases)
+        and all(passed and ratio is not None and ratio > 0 for _n, passed, ratio in entry.cases)
+    )
+
+
+def _best_per_problem(entries: list[_Entry]) -> list[_Entry]:
+    """`best`: each team's highest-scoring entry per problem; ties to the earlier submission."""
+    chosen: dict[tuple[int, str], _Entry] = {}
+    for entry in entries:
+        key = (entry.team_id, entry.problem)
+        held = chosen.get(key)
+        if held is None or (entry.score, -entry.created_at.timestamp()) > (held.score, -held.created_at.timestamp()):
+            chosen[key] = entry
+    return list(chosen.values())
+
+
+def _aggregate(
+    ranked: list[_Entry], latest: list[_Entry], teams: dict[int, str], n_problems: int
+) -> list[TeamStanding]:
+    by_team: dict[int, list[_Entry]] = {}
+    for entry in ranked:
+        by_team.setdefault(entry.team_id, []).append(entry)
+    newest: dict[int, _Entry] = {}
+    for entry in latest:
+        held = newest.get(entry.team_id)
+        if held is None or (entry.created_at, entry.submission_id) > (held.created_at, held.submission_id):
+            newest[entry.team_id] = entry
+    unsorted = []
+    for team_id, team_entries in by_team.items():
+        score = sum(e.score for e in team_entries) / n_problems
+        unsorted.append(TeamStanding(
+            team_id=team_id, team_name=teams.get(team_id, f"team {team_id}"), rank=None, score=score,
+            tie_at=max(e.created_at for e in team_entries), disqualified=False,
+            last_submission_at=newest[team_id].created_at, latest_verdict=newest[team_id].verdict,
+            entries={e.problem: EntryStanding(e.problem, e.submission_id, e.run_id, e.backend, e.created_at,
+                                              e.verdict, e.score, e.cells) for e in team_entries},
+        ))  # fmt: skip
+    # Ties go to the earlier submission (judging.md); the team id only makes the order total.
+    unsorted.sort(key=lambda s: (-round(s.score, 9), s.tie_at, s.team_id))
+    return [_with_rank(s, i + 1) for i, s in enumerate(unsorted)]
+
+
+def _with_rank(standing: TeamStanding, rank: int | None) -> TeamStanding:
+    return TeamStanding(standing.team_id, standing.team_name, rank, standing.score, standing.tie_at,
+                        standing.disqualified, standing.last_submission_at, standing.latest_verdict, standing.entries)
+
+
+def _disqualified_teams(session: Session, competition_id: int, ranked: set[int], teams: dict[int, str],
+                        as_of: datetime | None) -> list[TeamStanding]:
+    """Teams whose every judged entry is disqualified: kept on the board, not ranked."""
+    query = select(Submission.team_id, func.max(Submission.created_at)).where(
+        Submission.competition_id == competition_id, Submission.disqualified_at.is_not(None)
+    ).group_by(Submission.team_id)
+    if as_of is not None:
+        query = query.where(Submission.created_at <= as_of)
+    return [
+        TeamStanding(team_id, teams.get(team_id, f"team {team_id}"), None, 0.0, None, True, last, None)
+        for team_id, last in session.execute(query)
+        if team_id not in ranked
+    ]
+
+
+def _team_names(session: Session, competition_id: int) -> dict[int, str]:
+    return dict(session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id)).tuples())
+
+
+def _to_row(competition_id: int, case_set: CaseSet, s: TeamStanding) -> dict[str, Any]:
+    return {
+        "competition_id": competition_id, "case_set": case_set, "team_id": s.team_id, "rank": s.rank,
+        "score": s.score, "tie_at": s.tie_at, "disqualified": s.disqualified,
+        "last_submission_at": s.last_submission_at, "latest_verdict": s.latest_verdict,
+        "entries": {
+            slug: {"submission_id": e.submission_id, "run_id": e.run_id, "backend": e.backend.value,
+                   "submitted_at": e.submitted_at.isoformat(), "verdict": e.verdict.value, "score": e.score,
+                   "cases": [[c.case, c.score, c.ratio, c.passed] for c in e.cases]}
+            for slug, e in s.entries.items()
+        },
+    }  # fmt: skip
+
+
+def _from_row(row: Standing, team_name: str) -> TeamStanding:
+    entries = {
+        slug: EntryStanding(slug, e["submission_id"], e["run_id"], Backend(e["backend"]),
+                            datetime.fromisoformat(e["submitted_at"]), Verdict(e["verdict"]), e["score"],
+                            tuple(CaseCell(c[0], c[1], c[2], c[3]) for c in e["cases"]))
+        for slug, e in row.entries.items()
+    }  # fmt: skip
+    return TeamStanding(row.team_id, team_name, row.rank, row.score, row.tie_at, row.disqualified,
+                        row.last_submission_at, row.latest_verdict, entries)

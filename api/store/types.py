@@ -1,0 +1,44 @@
+"""Column types shared by the models: UTC datetimes and enums stored as plain strings."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import DateTime, Enum, TypeDecorator
+from sqlalchemy.engine import Dialect
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in Python; timestamptz on PostgreSQL, naive UTC text on SQLite.
+
+    SQLite has no time zones, and comparing an aware with a naive datetime raises,
+    so everything is normalised to UTC on the way in and tagged on the way out.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r} given to the store; pass an aware UTC time")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def str_enum(enum: type[StrEnum], length: int = 16) -> Enum:
+    """A StrEnum stored as VARCHAR of its values (no native PostgreSQL enum type to migrate)."""
+    values: Any = lambda e: [m.value for m in e]  # noqa: E731 - SQLAlchemy wants a callable
+    return Enum(enum, native_enum=False, create_constraint=False, length=length, values_callable=values)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,316 @@
+"""What store functions return: frozen dataclasses, so no ORM object leaves the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from api.store.enums import RankedBy, RelativeTo, Role, RunKind, RunStatus
+from judge.backends import Backend, CaseSet, Isolation
+from judge.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: resolved from an API token by `authenticate`."""
+
+    token_id: int
+    role: Role
+    prefix: str  # the token's visible start, for logs and the audit trail
+    label: str
+    team_id: int | None = None
+    team_name: str | None = None
+    reviewer_id: int | None = None
+    reviewer_name: str | None = None
+    competition_id: int | None = None  # of the team or reviewer; None for admins
+    competition_slug: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """How the audit log names this caller."""
+        who = self.team_name or self.reviewer_name or self.label or self.role.value
+        return f"{self.prefix}… ({who})"
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token_id: int
+    token: str  # the secret itself: shown once, never stored
+    prefix: str
+    role: Role
+    team_id: int | None = None
+    reviewer_id: int | None = None
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    token_id: int
+    prefix: str
+    role: Role
+    label: str
+    team_id: int | None
+    reviewer_id: int | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ProblemLink:
+    slug: str
+    version: int
+    title: str
+    backends: tuple[Backend, ...]  # accepted in this competition
+    definition_hash: str
+
+
+@dataclass(frozen=True)
+class CompetitionView:
+    id: int
+    slug: str
+    title: str
+    starts_at: datetime
+    ends_at: datetime
+    freeze_at: datetime | None
+    quota_per_day: int
+    min_interval_s: int
+    max_in_flight: int
+    online_weight: float
+    reviewer_weight: float
+    relative_to: RelativeTo
+    ranked_by: RankedBy
+    score_cap: float
+    rubric: dict[str, float]
+    reproduction_tolerance: float
+    final_published: bool
+    board_version: int
+    problems: tuple[ProblemLink, ...] = ()
+
+    def frozen_at(self, now: datetime) -> datetime | None:
+        """The freeze time when the public board is frozen at `now`, else None."""
+        if self.freeze_at is not None and now >= self.freeze_at:
+            return self.freeze_at
+        return None
+
+
+@dataclass(frozen=True)
+class TeamView:
+    id: int
+    name: str
+    competition_id: int
+    finalist: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ReviewerView:
+    id: int
+    name: str
+    competition_id: int
+    active: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    used_24h: int  # charged submissions in the last 24 hours
+    limit_24h: int
+    left_24h: int
+    in_flight: int
+    max_in_flight: int
+    next_allowed_at: datetime | None  # None: a submission is allowed now (as far as quotas go)
+
+
+@dataclass(frozen=True)
+class NewSubmission:
+    submission_id: int
+    run_id: int
+    queue: str
+    status: RunStatus
+
+
+@dataclass(frozen=True)
+class RunDispatch:
+    """A run to put on the broker, and the queue it goes to."""
+
+    run_id: int
+    queue: str
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    name: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class SubmissionSummary:
+    id: int
+    competition_id: int
+    team_id: int
+    team_name: str
+    problem: str
+    backend: Backend
+    status: RunStatus
+    verdict: Verdict | None
+    score: float | None
+    sha256: str
+    file_count: int
+    total_bytes: int
+    created_at: datetime
+    disqualified_at: datetime | None
+    disqualify_reason: str | None
+
+
+@dataclass(frozen=True)
+class CaseView:
+    name: str
+    case_set: CaseSet
+    passed: bool
+    verdict: Verdict
+    message: str
+    errors: dict[str, Any]  # output -> its check (max error, MERE, allowances, reason)
+    sizes: dict[str, Any]
+    median_ns: float | None
+    mean_ns: float | None
+    min_ns: float | None
+    std_ns: float | None
+    count: int | None
+    baseline_median_ns: float | None
+    ratio: float | None
+    gflops: float | None
+    gbytes_per_s: float | None
+    flops: float
+    redacted: bool = False  # a private case shown to a team: pass/fail only
+
+
+@dataclass(frozen=True)
+class RunView:
+    id: int
+    submission_id: int
+    kind: RunKind
+    status: RunStatus
+    queue: str
+    attempt: int
+    created_at: datetime
+    queued_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    stage: str | None
+    stage_times: dict[str, str]
+    verdict: Verdict | None
+    message: str
+    compile_log: str
+    kernel_output: str
+    findings: list[dict[str, Any]]
+    score: float | None
+    worker_host: str | None
+    device: str | None
+    toolchain: str | None
+    driver: str | None
+    isolation: Isolation | None
+    reproduction_of: int | None
+    flagged: bool
+    flag_reason: str
+    cases: list[CaseView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SubmissionDetail:
+    submission: SubmissionSummary
+    files: list[FileInfo]
+    runs: list[RunView]  # newest first
+    scored_run_id: int | None
+
+
+@dataclass(frozen=True)
+class ClaimedRun:
+    """What a worker needs to judge a run it has claimed (api.store.runs.claim_run)."""
+
+    run_id: int
+    submission_id: int
+    kind: RunKind
+    problem: str  # slug, for judge.problem.load_problem
+    problem_version: int
+    definition_hash: str  # the problem definition the submission was made against
+    backend: Backend
+    sources: list[tuple[str, bytes]]  # (file name, content), in upload order
+    case_sets: tuple[CaseSet, ...]  # the sets this kind of run judges
+    attempt: int  # 1 on the first claim
+    deadline: datetime  # the reaper re-queues the run after this
+    seed_salt: bytes  # append to the judge secret (JudgeRequest.secret); never shown to teams
+
+
+@dataclass(frozen=True)
+class StuckRun:
+    run_id: int
+    queue: str
+    claimed_by: str | None
+    deadline: datetime | None
+    attempt: int
+
+
+@dataclass(frozen=True)
+class ReviewView:
+    id: int
+    reviewer_id: int
+    reviewer_name: str
+    team_id: int
+    team_name: str
+    marks: dict[str, float]
+    total: float
+    comment: str
+    created_at: datetime
+    is_current: bool
+
+
+@dataclass(frozen=True)
+class FinalistView:
+    team_id: int
+    team_name: str
+    submission_ids: dict[str, int]  # problem -> the ranked submission, for reviewers to read
+    online_score: float | None  # on the private set; None before any result
+
+
+@dataclass(frozen=True)
+class AuditView:
+    id: int
+    at: datetime
+    competition_id: int | None
+    actor: str
+    action: str
+    target: str
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WorkerView:
+    name: str
+    queue: str
+    info: dict[str, Any]
+    started_at: datetime
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True)
+class QueueLoad:
+    queue: str
+    status: RunStatus
+    runs: int
+
+
+@dataclass(frozen=True)
+class ReproductionView:
+    run_id: int
+    original_run_id: int | None
+    submission_id: int
+    team_id: int
+    team_name: str
+    problem: str
+    status: RunStatus
+    verdict: Verdict | None
+    flagged: bool
+    flag_reason: str
+    created_at: datetime
+    finished_at: datetime | None
