@@ -404,7 +404,8 @@ extern "C" int64_t kernel_workspace_bytes(const kernel_args* args) {
 extern "C" int kernel_run(const kernel_args* args) {
     Dims d;
     if (args == nullptr || !read_dims(*args, &d)) return 1;
-    if (d.Dr > 0 && (args->q_rope == nullptr || args->k_rope == nullptr)) return 1;
+    const bool rope_ok = d.Dr == 0 || (args->q_rope && args->k_rope && args->dq_rope && args->dk_rope);
+    if (!rope_ok) return 1;  // the rope tensors are NULL exactly when Dr = 0
     switch (args->dtype) {
         case KERNEL_F32: return run<F32>(*args, d);
         case KERNEL_F16: return run<F16>(*args, d);
