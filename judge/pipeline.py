@@ -21,7 +21,7 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import REPO_ROOT, RunnerDied, RunnerFailed, RunnerSession
+from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
@@ -138,7 +138,8 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
     outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=50)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:
-        check = checker.check(case, seed, outcome, cacheable=True)
+        outputs = session.fetch_outputs(call_timeout_s)
+        check = checker.check(case, seed, outcome, outputs, cacheable=True)
     flops, _ = checker.module.work(case, checker.inputs(case, seed))
     public = case.case_set is not CaseSet.PRIVATE
     return CaseResult(
@@ -150,8 +151,9 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
 
 def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, checker: OracleChecker,
                host: HostConfig, runtime_options: dict[str, object]) -> None:
-    def verify(c: Case, seed: int, outcome: object) -> CallCheck:
-        return checker.check(c, seed, outcome, cacheable=False)  # type: ignore[arg-type]
+    def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+        outputs = session.fetch_outputs(host.limits.call_time_limit_s)
+        return checker.check(c, seed, outcome, outputs, cacheable=False)
 
     timing = time_case(session, case, limits=host.limits, verify=verify,
                        call_timeout_s=host.limits.call_time_limit_s)

@@ -35,6 +35,10 @@ def tensor_digest(tensor: torch.Tensor) -> str:
     return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
 
 
+def _raw(tensor: torch.Tensor) -> bytes:
+    return bytes(tensor.contiguous().view(torch.uint8).numpy())
+
+
 def _thread_ids() -> set[str]:
     return set(os.listdir("/proc/self/task"))
 
@@ -69,6 +73,7 @@ class Child:
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()
+        self.pending: dict[str, torch.Tensor] = {}
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
 
@@ -95,6 +100,7 @@ class Child:
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None
         case, runtime, kernel = self.case, self.runtime, self.kernels[lib]
+        self.pending = {}
         inputs = self.module.make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
@@ -128,17 +134,16 @@ class Child:
         # appears later and outlives kernel_run is work moved off the clock.
         new_threads = len(threads - self.known_threads) if count > 2 else 0
         self.known_threads |= threads
-        host_outputs = {k: runtime.to_host(t) for k, t in outputs.items()}
-        blobs = {k: bytes(t.contiguous().view(torch.uint8).numpy()) for k, t in host_outputs.items()}
         late_writes = []
         if recheck_ms > 0:
+            snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
             time.sleep(recheck_ms / 1000)
-            late_writes = [
-                k for k, t in outputs.items()
-                if bytes(runtime.to_host(t).contiguous().view(torch.uint8).numpy()) != blobs[k]
-            ]
+            late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
         after = {k: tensor_digest(runtime.to_host(t)) for k, t in device_inputs.items()}
-        header = {
+        # Outputs stay here until the worker says whether it checks this call; it
+        # decides after the call, so the kernel cannot tell checked calls apart.
+        self.pending = outputs if lib == "submission" else {}
+        self.send({
             "op": "call",
             "rc": int(rc),
             "elapsed_ns": int(elapsed_ns),
@@ -146,9 +151,13 @@ class Child:
             "digest_after": after,
             "new_threads": new_threads,
             "late_writes": late_writes,
-            "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in host_outputs.items()},
-        }
-        self.send(header, blobs if lib == "submission" else {})
+            "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
+        })
+
+    def send_outputs(self) -> None:
+        blobs = {k: _raw(self.runtime.to_host(t)) for k, t in self.pending.items()}
+        self.pending = {}
+        self.send({"op": "outputs"}, blobs)
 
 
 def main() -> None:
@@ -157,7 +166,10 @@ def main() -> None:
     parser.add_argument("--result-fd", type=int, required=True)
     options = parser.parse_args()
     commands = os.fdopen(options.cmd_fd, "r", buffering=1)
-    torch.set_num_threads(1)  # generation must be deterministic and must not compete with the kernel
+    # torch ships its own libgomp under the same soname, so once torch is loaded the
+    # kernel's OpenMP follows torch's thread setting: give it every thread the host allows.
+    # (make_inputs drops to one thread while it generates, for determinism, and restores.)
+    torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
     child: Child | None = None
     try:
         hello = json.loads(commands.readline())
@@ -169,6 +181,8 @@ def main() -> None:
                 child.set_case(command["case"])
             elif command["op"] == "call":
                 child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)))
+            elif command["op"] == "fetch":
+                child.send_outputs()
             elif command["op"] == "exit":
                 break
     except Exception:  # the worker turns this into IE with the traceback

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,6 @@ class CallOutcome:
     digest_after: dict[str, str]
     new_threads: int
     late_writes: list[str]
-    outputs: dict[str, torch.Tensor] = field(default_factory=dict)
     workspace_requested: int | None = None  # set when the request was refused
 
 
@@ -127,6 +126,7 @@ class RunnerSession:
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
         self._proc: subprocess.Popen[bytes] | None = None
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
+        self._output_specs: dict[str, Any] = {}
 
     def __enter__(self) -> RunnerSession:
         cmd_r, cmd_w = os.pipe()
@@ -198,17 +198,26 @@ class RunnerSession:
         if header.get("error") == "workspace":
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
                                late_writes=[], workspace_requested=int(header["requested"]))
-        outputs = {}
-        for name, (shape, dtype) in header["outputs"].items():
-            if name in message.blobs:
-                raw = bytearray(message.blobs[name])
-                outputs[name] = torch.frombuffer(raw, dtype=getattr(torch, dtype)).reshape(shape) if raw else \
-                    torch.empty(shape, dtype=getattr(torch, dtype))
+        self._output_specs = header["outputs"]
         return CallOutcome(
             rc=int(header["rc"]), elapsed_ns=int(header["elapsed_ns"]),
             digest_before=header["digest_before"], digest_after=header["digest_after"],
-            new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]), outputs=outputs,
+            new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]),
         )
+
+    def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
+        """The outputs of the last submission call; asked for only when the worker checks that call."""
+        self._send({"op": "fetch"})
+        message = self._expect("outputs", timeout_s)
+        outputs = {}
+        for name, (shape, dtype) in self._output_specs.items():
+            if name not in message.blobs:
+                raise ProtocolViolation(f"the runner sent no {name}")
+            raw = bytearray(message.blobs[name])
+            torch_dtype = getattr(torch, dtype)
+            outputs[name] = (torch.frombuffer(raw, dtype=torch_dtype).reshape(shape) if raw
+                             else torch.empty(shape, dtype=torch_dtype))
+        return outputs
 
     def _send(self, command: dict[str, Any]) -> None:
         try:
