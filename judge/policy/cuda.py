@@ -28,11 +28,14 @@ from judge.policy.common import (
 )
 from judge.policy.rules import BackendRules, BannedName
 
-_VENDOR = ("calling a library's matrix or attention routine is not allowed (`{name}`); "
-           "write the kernel yourself with CUDA C++")
+_VENDOR = (
+    "calling a library's matrix or attention routine is not allowed (`{name}`); write the kernel yourself with CUDA C++"
+)
 _STATE = "kernels may not change the device's state (`{name}`): the judge owns the device"
-_STREAM = ("all work must go on args->stream, which the judge synchronises and times: "
-           "`{name}` (streams, events, graphs or host synchronisation of your own) is refused")
+_STREAM = (
+    "all work must go on args->stream, which the judge synchronises and times: "
+    "`{name}` (streams, events, graphs or host synchronisation of your own) is refused"
+)
 _ALLOC = "kernels may not allocate device or pinned memory (`{name}`): ask for a workspace with kernel_workspace_bytes"
 _SYNC_COPY = "`{name}` waits outside args->stream: use the ...Async form on args->stream"
 _DRIVER = "the CUDA driver API (`{name}`) is not available: use the runtime's <<<...>>> launches"
@@ -45,30 +48,50 @@ def _names(pattern_body: str, rule: str, message: str) -> BannedName:
 
 
 CUDA_BANNED: tuple[BannedName, ...] = (
-    _names(r"cublas\w*|cublasLt\w*|cudnn\w*|cusparse\w*|cusparseLt\w*|cufft\w*|curand\w*|cusolver\w*|"
-           r"flash_attn\w*|flashinfer\w*|scaled_dot_product\w*|mha_(?:fwd|bwd|varlen)\w*", "vendor-routine", _VENDOR),
+    _names(
+        r"cublas\w*|cublasLt\w*|cudnn\w*|cusparse\w*|cusparseLt\w*|cufft\w*|curand\w*|cusolver\w*|"
+        r"flash_attn\w*|flashinfer\w*|scaled_dot_product\w*|mha_(?:fwd|bwd|varlen)\w*",
+        "vendor-routine",
+        _VENDOR,
+    ),
     BannedName(r"\b(?:cutlass|cute|at|torch|c10|flashinfer|thrust)\s*::", "vendor-routine", _VENDOR),
-    _names(r"cudaDeviceReset|cudaSetDevice|cudaSetDeviceFlags|cudaSetValidDevices|cudaDeviceSetLimit|"
-           r"cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaDeviceSetMemPool|cudaDeviceSetGraphMemAttribute|"
-           r"cudaCtxResetPersistingL2Cache|cudaStreamSetAttribute|cudaDeviceFlushGPUDirectRDMAWrites|"
-           r"cudaProfilerStart|cudaProfilerStop|cudaIpc\w+|cudaThreadExit|cudaThreadSetLimit",
-           "device-state", _STATE),
-    _names(r"cudaStreamCreate\w*|cudaStreamDestroy|cudaStreamSynchronize|cudaStreamQuery|cudaStreamWaitEvent|"
-           r"cudaStreamAddCallback|cudaLaunchHostFunc|cudaStreamAttachMemAsync|cudaStreamBeginCapture\w*|"
-           r"cudaStreamEndCapture|cudaStreamIsCapturing|cudaStreamGetCaptureInfo\w*|cudaStreamUpdateCaptureDependencies\w*|"
-           r"cudaThreadExchangeStreamCaptureMode|cudaGraph\w+|cudaUserObject\w+|cudaEvent\w+|"
-           r"cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamPerThread|cudaStreamLegacy|"
-           r"cudaStreamNonBlocking|cudaLaunchDevice|cudaGetDriverEntryPoint\w*",
-           "stream-control", _STREAM),
-    _names(r"cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaHostUnregister|cudaMemPool\w+|"
-           r"cudaMallocManaged|cudaMemAdvise|cudaMemPrefetchAsync", "device-allocation", _ALLOC),
-    _names(r"cudaMemcpy|cudaMemcpy2D|cudaMemcpy3D|cudaMemcpyToSymbol|cudaMemcpyFromSymbol|cudaMemcpyPeer|"
-           r"cudaMemset|cudaMemset2D|cudaMemset3D|cudaMemcpyToArray|cudaMemcpyFromArray",
-           "synchronous-copy", _SYNC_COPY),
+    _names(
+        r"cudaDeviceReset|cudaSetDevice|cudaSetDeviceFlags|cudaSetValidDevices|cudaDeviceSetLimit|"
+        r"cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaDeviceSetMemPool|cudaDeviceSetGraphMemAttribute|"
+        r"cudaCtxResetPersistingL2Cache|cudaStreamSetAttribute|cudaDeviceFlushGPUDirectRDMAWrites|"
+        r"cudaProfilerStart|cudaProfilerStop|cudaIpc\w+|cudaThreadExit|cudaThreadSetLimit",
+        "device-state",
+        _STATE,
+    ),
+    _names(
+        r"cudaStreamCreate\w*|cudaStreamDestroy|cudaStreamSynchronize|cudaStreamQuery|cudaStreamWaitEvent|"
+        r"cudaStreamAddCallback|cudaLaunchHostFunc|cudaStreamAttachMemAsync|cudaStreamBeginCapture\w*|"
+        r"cudaStreamEndCapture|cudaStreamIsCapturing|cudaStreamGetCaptureInfo\w*|cudaStreamUpdateCaptureDependencies\w*|"
+        r"cudaThreadExchangeStreamCaptureMode|cudaGraph\w+|cudaUserObject\w+|cudaEvent\w+|"
+        r"cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamPerThread|cudaStreamLegacy|"
+        r"cudaStreamNonBlocking|cudaLaunchDevice|cudaGetDriverEntryPoint\w*",
+        "stream-control",
+        _STREAM,
+    ),
+    _names(
+        r"cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaHostUnregister|cudaMemPool\w+|"
+        r"cudaMallocManaged|cudaMemAdvise|cudaMemPrefetchAsync",
+        "device-allocation",
+        _ALLOC,
+    ),
+    _names(
+        r"cudaMemcpy|cudaMemcpy2D|cudaMemcpy3D|cudaMemcpyToSymbol|cudaMemcpyFromSymbol|cudaMemcpyPeer|"
+        r"cudaMemset|cudaMemset2D|cudaMemset3D|cudaMemcpyToArray|cudaMemcpyFromArray",
+        "synchronous-copy",
+        _SYNC_COPY,
+    ),
     # Driver API entry points are cu + CamelCase (cuLaunchKernel, cuCtxSynchronize, cuTensorMapEncodeTiled).
-    BannedName(r"(?<![\w$.>:])cu(?:Ctx|Stream|Event|Graph|Mem|Module|Library|Kernel|Launch|Func|Device|Init|"
-               r"TensorMap|Get|Profiler|Ipc|Occupancy|Pointer|Array|Tex|Surf|Link|Driver|Coredump|Green)\w*\s*\(",
-               "driver-api", _DRIVER),
+    BannedName(
+        r"(?<![\w$.>:])cu(?:Ctx|Stream|Event|Graph|Mem|Module|Library|Kernel|Launch|Func|Device|Init|"
+        r"TensorMap|Get|Profiler|Ipc|Occupancy|Pointer|Array|Tex|Surf|Link|Driver|Coredump|Green)\w*\s*\(",
+        "driver-api",
+        _DRIVER,
+    ),
     _names(r"clock64|__clock64|get_sreg_clock\w*|get_sreg_globaltimer\w*|globaltimer\w*", "timer-read", _TIMER),
 )
 

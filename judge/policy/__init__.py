@@ -1,0 +1,39 @@
+"""The policy check (judging.md, stage 1; issue 3): refuse what a kernel may not do, and say where.
+
+`check_sources` runs before compiling, `check_library` on the built library.
+Each returns findings (empty: nothing refused); the engine turns any finding
+into verdict SV and shows the rule, the file, the line and the message.
+Rules are data per backend (judge/policy/<backend>.py, `register_rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+from judge.backends import Backend
+from judge.limits import Limits
+from judge.policy.library import check_library_file
+from judge.policy.rules import BackendRules, BannedName, register_rules, rules_for
+from judge.policy.sources import check_source_files
+from judge.results import PolicyFinding
+from judge.toolchains.base import SourceFile
+
+__all__ = ["BackendRules", "BannedName", "check_library", "check_sources", "register_rules", "rules_for"]
+
+
+def check_sources(
+    backend: Backend, sources: list[SourceFile], limits: Limits, *, problem_headers: Collection[str] = ()
+) -> list[PolicyFinding]:
+    """Findings for the submission's files before they are compiled.
+
+    `problem_headers`: the header names the judge provides (e.g. "add_mul_relu.h");
+    with them a quoted include of anything else is refused, without them only
+    quoted includes that would reach a system header are.
+    """
+    return check_source_files(sources, rules_for(backend), limits, problem_headers)
+
+
+def check_library(backend: Backend, library: Path) -> list[PolicyFinding]:
+    """Findings for the built shared library: imports, exports, load-time code, machine code."""
+    return check_library_file(library, rules_for(backend))

@@ -1,0 +1,71 @@
+"""Policy rules of the CPU track: C/C++ with OpenMP on x86-64 (or AArch64), built by g++."""
+
+from __future__ import annotations
+
+from judge.policy.common import (
+    COMMON_BANNED,
+    COMMON_HEADER_HINTS,
+    CXX_FORBIDDEN_EXPORTS,
+    CXX_RUNTIME_IMPORTS,
+    CXX_RUNTIME_PATTERNS,
+    LIBC_IMPORTS,
+    MATH_IMPORTS,
+)
+from judge.policy.rules import BackendRules, BannedName
+
+_VENDOR = "calling a library's matrix or attention routine is not allowed (`{name}`); write the kernel yourself"
+
+# Standard headers for computing; anything else in #include <...> is refused.
+_HEADERS = """
+    algorithm array atomic bit bitset cassert cfloat climits cmath complex cstdarg cstddef cstdint cstdio
+    cstdlib cstring deque functional initializer_list iterator limits map memory new numeric optional queue
+    random set stack string string_view tuple type_traits unordered_map unordered_set utility vector
+    assert.h float.h limits.h math.h stdarg.h stdbool.h stddef.h stdint.h stdio.h stdlib.h string.h
+    omp.h immintrin.h xmmintrin.h emmintrin.h pmmintrin.h tmmintrin.h smmintrin.h nmmintrin.h
+    avxintrin.h avx2intrin.h avx512fintrin.h fmaintrin.h f16cintrin.h arm_neon.h arm_sve.h arm_fp16.h
+    arm_bf16.h
+"""
+
+RULES = BackendRules(
+    source_suffixes=frozenset({".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"}),
+    allowed_system_headers=frozenset(_HEADERS.split()),
+    banned=COMMON_BANNED
+    + (
+        BannedName(
+            r"\b(?:cblas_\w+|[sdhc]gemm_?|mkl_\w+|dnnl_\w+|openblas_\w+|flash_attn\w*|"
+            r"scaled_dot_product\w*)\b|\b(?:at|torch|c10|Eigen)\s*::",
+            "vendor-routine",
+            _VENDOR,
+        ),
+    ),
+    header_hints=COMMON_HEADER_HINTS,
+    allowed_imports=MATH_IMPORTS | LIBC_IMPORTS | CXX_RUNTIME_IMPORTS,
+    allowed_import_patterns=(
+        r"GOMP_\w+",  # what `#pragma omp` compiles to (libgomp)
+        r"omp_\w+",  # the OpenMP API (omp_get_thread_num, ...)
+        r"__kmpc_\w+",  # the same through LLVM's libomp
+        r"_ZGV\w+",  # vectorised math (libmvec), called by -O3 loops over expf & co.
+        r"__\w+_finite",  # older glibc's -ffast-math math entry points
+        *CXX_RUNTIME_PATTERNS,
+    ),
+    forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
+    allowed_needed=(
+        r"libc\.so\.\d+",
+        r"libm\.so\.\d+",
+        r"libmvec\.so\.\d+",
+        r"libgomp\.so\.\d+",
+        r"libomp\.so(\.\d+)?",
+        r"libstdc\+\+\.so\.\d+",
+        r"libgcc_s\.so\.\d+",
+        r"ld-linux[-\w.]*\.so\.\d+",
+    ),
+    forbidden_instructions=frozenset({"syscall", "sysenter", "int", "rdtsc", "rdtscp", "rdpmc", "svc"}),
+    forbidden_byte_sequences={
+        "syscall": b"\x0f\x05",
+        "sysenter": b"\x0f\x34",
+        "int 0x80": b"\xcd\x80",
+        "rdtsc": b"\x0f\x31",
+        "rdtscp": b"\x0f\x01\xf9",
+        "rdpmc": b"\x0f\x33",
+    },
+)

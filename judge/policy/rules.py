@@ -1,0 +1,71 @@
+"""Policy rules as data: one `BackendRules` entry per backend, in an explicit registry.
+
+A backend's rules live in `judge/policy/<backend>.py` as `RULES = BackendRules(...)`
+and are loaded on first use; `register_rules` replaces or adds an entry at run
+time (tests, a new backend). The checks in sources.py and library.py read only
+this data, so adding a backend never touches them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+
+from judge.backends import Backend
+from judge.errors import InternalJudgeError
+
+
+@dataclass(frozen=True)
+class BannedName:
+    """A construct refused in sources: a regex over code with comments and strings blanked out."""
+
+    pattern: str  # e.g. r"\bfork\s*\(" ; matched per line after joining continued lines
+    rule: str  # stable rule name shown in the report, e.g. "process-creation"
+    message: str  # a sentence a student understands; "{name}" is replaced by the matched text
+
+
+@dataclass(frozen=True)
+class BackendRules:
+    """What one backend allows, before the build (sources) and after it (the library)."""
+
+    # --- sources ---
+    source_suffixes: frozenset[str]  # file suffixes a submission may contain (.cpp, .h, ...)
+    allowed_system_headers: frozenset[str]  # names allowed in #include <...>
+    banned: tuple[BannedName, ...]  # constructs refused anywhere in the code
+    header_hints: dict[str, str] = field(default_factory=dict)  # refused header -> what to use instead
+    # --- library ---
+    allowed_imports: frozenset[str] = frozenset()  # undefined dynamic symbols allowed (no version)
+    allowed_import_patterns: tuple[str, ...] = ()  # regexes (fullmatch) for families: GOMP_*, libmvec
+    allowed_exports: frozenset[str] = frozenset({"kernel_run", "kernel_workspace_bytes"})
+    compiler_exports: frozenset[str] = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start"})
+    # mangled C++ names whose strong definition would replace the runtime's (operator new, std::)
+    forbidden_export_patterns: tuple[str, ...] = ()
+    allowed_needed: tuple[str, ...] = ()  # regexes (fullmatch) for DT_NEEDED entries
+    forbidden_instructions: frozenset[str] = frozenset()  # mnemonics refused in executable code
+    forbidden_byte_sequences: dict[str, bytes] = field(default_factory=dict)  # mnemonic -> encoding
+    init_array_entries: int = 1  # .init_array slots the compiler itself adds (frame_dummy)
+    fini_array_entries: int = 1  # .fini_array slots the compiler itself adds
+
+    def import_allowed(self, name: str) -> bool:
+        """Whether an undefined dynamic symbol (without @version) may be imported."""
+        return name in self.allowed_imports or any(re.fullmatch(p, name) for p in self.allowed_import_patterns)
+
+
+_REGISTRY: dict[Backend, BackendRules] = {}
+
+
+def register_rules(backend: Backend, rules: BackendRules) -> None:
+    """Add or replace the rules of `backend`."""
+    _REGISTRY[backend] = rules
+
+
+def rules_for(backend: Backend) -> BackendRules:
+    """The rules of `backend`, loading `judge.policy.<backend>` on first use."""
+    if backend not in _REGISTRY:
+        try:
+            module = importlib.import_module(f"judge.policy.{backend.value}")
+        except ModuleNotFoundError as exc:
+            raise InternalJudgeError(f"no policy rules for backend {backend.value!r}") from exc
+        _REGISTRY.setdefault(backend, module.RULES)
+    return _REGISTRY[backend]
