@@ -13,6 +13,7 @@ from api.store.competitions import (
     create_competition,
     get_competition,
     list_competitions,
+    set_final_published,
     update_competition,
 )
 from api.store.db import DB_UNAVAILABLE_ERRORS, Database, Session, db_unavailable_reason, upgrade_database
@@ -27,8 +28,16 @@ from api.store.errors import (
     QuotaExceededError,
     StoreError,
 )
-from api.store.exports import ExportKind, csv_value, export_rows
-from api.store.ranking import BoardColumn, BoardState, Leaderboard, LeaderboardRow, board_state, leaderboard
+from api.store.exports import ExportKind, csv_value, export_rows, log_export
+from api.store.ranking import (
+    BoardColumn,
+    BoardState,
+    Leaderboard,
+    LeaderboardRow,
+    board_state,
+    for_viewer,
+    leaderboard,
+)
 from api.store.rejudge import rejudge, start_reproductions
 from api.store.reproduction import list_reproductions
 from api.store.reviews import list_finalists, list_reviews, put_review, reviewer_marks, reviewer_scores
@@ -44,6 +53,7 @@ from api.store.runs import (
 )
 from api.store.seed import DemoSeed, seed_demo
 from api.store.standings import CaseCell, compute_standings, recompute_standings
+from api.store.stats import row_counts
 from api.store.submissions import (
     create_submission,
     disqualify_submission,
@@ -106,6 +116,7 @@ __all__ = [
     "ExportKind",
     "FileInfo",
     "FinalistView",
+    "for_viewer",
     "InvalidInputError",
     "IssuedToken",
     "Leaderboard",
@@ -166,6 +177,7 @@ __all__ = [
     "list_teams",
     "list_tokens",
     "list_workers",
+    "log_export",
     "mark_queued",
     "put_review",
     "queue_load",
@@ -179,8 +191,10 @@ __all__ = [
     "reviewer_marks",
     "reviewer_scores",
     "revoke_token",
+    "row_counts",
     "runs_to_dispatch",
     "seed_demo",
+    "set_final_published",
     "set_finalists",
     "start_reproductions",
     "stuck_runs",

@@ -90,23 +90,56 @@ def create_competition(
     _apply(row, options or {})
     session.add(row)
     session.flush()
-    record_audit(session, actor=actor, action="competition.create", now=now, competition_id=row.id,
-                 target=slug, details=_jsonable({"title": title, **(options or {})}))
+    record_audit(
+        session,
+        actor=actor,
+        action="competition.create",
+        now=now,
+        competition_id=row.id,
+        target=slug,
+        details=_jsonable({"title": title, **(options or {})}),
+    )
     session.commit()
     return competition_view(session, row)
 
 
 def update_competition(
-    session: Session, *, slug: str, changes: dict[str, Any], actor: Principal | None, now: datetime,
+    session: Session,
+    *,
+    slug: str,
+    changes: dict[str, Any],
+    actor: Principal | None,
+    now: datetime,
     action: str = "competition.update",
 ) -> CompetitionView:
     """Change settings (audited; commits); scoring changes recompute the standings."""
     row = competition_row(session, slug, for_update=True)
     _apply(row, changes)
-    record_audit(session, actor=actor, action=action, now=now, competition_id=row.id, target=slug,
-                 details=_jsonable(changes))
+    record_audit(
+        session, actor=actor, action=action, now=now, competition_id=row.id, target=slug, details=_jsonable(changes)
+    )
     if SCORING & changes.keys() or "freeze_at" in changes:
         recompute_standings(session, competition_id=row.id)
+    session.commit()
+    return competition_view(session, row)
+
+
+def set_final_published(
+    session: Session, *, competition: str, published: bool, actor: Principal | None, now: datetime
+) -> CompetitionView:
+    """Show (or hide again) the final ranking to everyone (audited; commits)."""
+    row = competition_row(session, competition, for_update=True)
+    row.final_published = published
+    row.board_version += 1  # cached boards carry the flag
+    record_audit(
+        session,
+        actor=actor,
+        action="competition.publish_final",
+        now=now,
+        competition_id=row.id,
+        target=competition,
+        details={"published": published},
+    )
     session.commit()
     return competition_view(session, row)
 
@@ -137,9 +170,14 @@ def attach_problem(
         select(Problem).where(Problem.slug == problem.slug, Problem.version == problem.version)
     ).first()
     if row is None:
-        row = Problem(slug=problem.slug, version=problem.version, title=problem.title,
-                      backends=[b.value for b in problem.backends], definition_hash=problem.definition_hash,
-                      created_at=now)
+        row = Problem(
+            slug=problem.slug,
+            version=problem.version,
+            title=problem.title,
+            backends=[b.value for b in problem.backends],
+            definition_hash=problem.definition_hash,
+            created_at=now,
+        )
         session.add(row)
         session.flush()
     elif row.definition_hash != problem.definition_hash:
@@ -154,10 +192,20 @@ def attach_problem(
             position = link.position
             session.delete(link)
     session.flush()
-    session.add(CompetitionProblem(competition_id=comp.id, problem_id=row.id, position=position,
-                                   backends=[b.value for b in chosen]))
-    record_audit(session, actor=actor, action="competition.attach_problem", now=now, competition_id=comp.id,
-                 target=problem.slug, details={"version": problem.version, "backends": [b.value for b in chosen]})
+    session.add(
+        CompetitionProblem(
+            competition_id=comp.id, problem_id=row.id, position=position, backends=[b.value for b in chosen]
+        )
+    )
+    record_audit(
+        session,
+        actor=actor,
+        action="competition.attach_problem",
+        now=now,
+        competition_id=comp.id,
+        target=problem.slug,
+        details={"version": problem.version, "backends": [b.value for b in chosen]},
+    )
     session.commit()
     return competition_view(session, comp)
 
@@ -169,8 +217,13 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         .order_by(CompetitionProblem.position)
     ).all()
     problems = tuple(
-        ProblemLink(link.problem.slug, link.problem.version, link.problem.title,
-                    tuple(Backend(b) for b in link.backends), link.problem.definition_hash)
+        ProblemLink(
+            link.problem.slug,
+            link.problem.version,
+            link.problem.title,
+            tuple(Backend(b) for b in link.backends),
+            link.problem.definition_hash,
+        )
         for link in links
     )
     return CompetitionView(

@@ -12,11 +12,15 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from api.store.audit import record_audit
+from api.store.competitions import competition_row
 from api.store.db import Database
 from api.store.models import CaseResultRow, Problem, Run, Submission, Team
 from api.store.ranking import leaderboard
 from api.store.reviews import list_reviews
+from api.store.views import Principal
 
 
 class ExportKind(StrEnum):
@@ -70,12 +74,22 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                        row.final_score, subs, row.disqualified]  # fmt: skip
 
 
+def log_export(session: Session, *, competition: str, kind: ExportKind, actor: Principal | None, now: datetime) -> int:
+    """Audit an export before it streams (commits); returns the competition's id."""
+    comp = competition_row(session, competition)
+    record_audit(session, actor=actor, action="export", now=now, competition_id=comp.id, target=kind.value)
+    session.commit()
+    return comp.id
+
+
 def csv_value(value: Any) -> Any:
-    """How a cell is written: ISO times, enum values, empty for None."""
+    """How a cell is written: ISO times, enum values, empty for None, formulas defused."""
     if value is None:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, StrEnum):
         return value.value
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value  # a team name like "=cmd|..." must not run as a spreadsheet formula
     return value

@@ -54,6 +54,7 @@ class LeaderboardRow:
 @dataclass(frozen=True)
 class Leaderboard:
     competition: str
+    competition_id: int
     title: str
     case_set: CaseSet  # benchmarks (public board) or private (final ranking)
     final: bool
@@ -103,6 +104,7 @@ def leaderboard(
     The public board honours the freeze unless `ignore_freeze` (organisers): from
     the freeze time on it shows the standings as they were then, except that
     `viewer_team` sees its own row up to date. `as_of` shows an earlier moment.
+    The final ranking is public only once published: the caller checks that.
     """
     comp = competition_row(session, competition)
     now = now or utcnow()
@@ -111,7 +113,7 @@ def leaderboard(
         .where(CompetitionProblem.competition_id == comp.id).order_by(CompetitionProblem.position)
     ))  # fmt: skip
     if final:
-        return _final(session, comp, problems, now)
+        return for_viewer(session, _final(session, comp, problems, now), viewer_team=viewer_team)
     moment = as_of
     frozen_at = None
     if not ignore_freeze and comp.freeze_at is not None and (as_of or now) >= comp.freeze_at:
@@ -120,21 +122,33 @@ def leaderboard(
         standings = read_standings(session, competition_id=comp.id, case_set=CaseSet.BENCHMARKS)
     else:
         standings = compute_standings(session, competition_id=comp.id, case_set=CaseSet.BENCHMARKS, as_of=moment)
-    live = None
-    if frozen_at is not None and viewer_team is not None:
-        live = next((s for s in read_standings(session, competition_id=comp.id, case_set=CaseSet.BENCHMARKS)
-                     if s.team_id == viewer_team), None)  # fmt: skip
-    columns = _columns(problems, standings + ([live] if live else []))
-    rows = [_row(s, columns, viewer_team) for s in standings]
-    if live is not None:
-        rows = _with_live_row(rows, _row(live, columns, viewer_team))
-    return Leaderboard(
-        competition=comp.slug, title=comp.title, case_set=CaseSet.BENCHMARKS, final=False,
+    columns = _columns(problems, standings)
+    rows = [_row(s, columns) for s in standings]
+    board = Leaderboard(
+        competition=comp.slug, competition_id=comp.id, title=comp.title, case_set=CaseSet.BENCHMARKS, final=False,
         frozen=frozen_at is not None, frozen_at=frozen_at, as_of=as_of, relative_to=comp.relative_to,
         ranked_by=comp.ranked_by, online_weight=comp.online_weight, reviewer_weight=comp.reviewer_weight,
         version=comp.board_version, generated_at=now, columns=columns, rows=tuple(rows),
         baseline=_baseline(comp, problems, columns, rows), problems=problems,
     )  # fmt: skip
+    return for_viewer(session, board, viewer_team=viewer_team)
+
+
+def for_viewer(session: Session, board: Leaderboard, *, viewer_team: int | None) -> Leaderboard:
+    """`board` as team `viewer_team` sees it: its row marked and, on a frozen board, up to date.
+
+    Boards are cached without a viewer; this is the cheap per-request step.
+    """
+    if viewer_team is None:
+        return board
+    rows = list(board.rows)
+    if board.frozen and not board.final:
+        live = read_standings(session, competition_id=board.competition_id, case_set=CaseSet.BENCHMARKS,
+                              team_id=viewer_team)  # fmt: skip
+        if live:
+            rows = _with_live_row(rows, _row(live[0], board.columns))
+    rows = [replace(r, is_viewer=True) if r.team_id == viewer_team else r for r in rows]
+    return replace(board, rows=tuple(rows))
 
 
 def _final(session: Session, comp: Competition, problems: tuple[str, ...], now: datetime) -> Leaderboard:
@@ -145,15 +159,18 @@ def _final(session: Session, comp: Competition, problems: tuple[str, ...], now: 
     rows = []
     for s in standings:
         reviewer, count = reviews.get(s.team_id, (None, 0))
-        total = None if s.rank is None else final_score(
-            s.score, reviewer, online_weight=comp.online_weight, reviewer_weight=comp.reviewer_weight)
-        rows.append(replace(_row(s, columns, None), reviewer_score=reviewer, reviewers=count, final_score=total))
+        total = (
+            None
+            if s.rank is None
+            else final_score(s.score, reviewer, online_weight=comp.online_weight, reviewer_weight=comp.reviewer_weight)
+        )
+        rows.append(replace(_row(s, columns), reviewer_score=reviewer, reviewers=count, final_score=total))
     ranked = sorted((r for r in rows if r.final_score is not None),
                     key=lambda r: (-round(r.final_score or 0.0, 9), r.submitted_at, r.team_id))  # fmt: skip
     rows = [replace(r, rank=i + 1) for i, r in enumerate(ranked)] + [r for r in rows if r.final_score is None]
     return Leaderboard(
-        competition=comp.slug, title=comp.title, case_set=CaseSet.PRIVATE, final=True, frozen=False,
-        frozen_at=None, as_of=None, relative_to=comp.relative_to, ranked_by=comp.ranked_by,
+        competition=comp.slug, competition_id=comp.id, title=comp.title, case_set=CaseSet.PRIVATE, final=True,
+        frozen=False, frozen_at=None, as_of=None, relative_to=comp.relative_to, ranked_by=comp.ranked_by,
         online_weight=comp.online_weight, reviewer_weight=comp.reviewer_weight, version=comp.board_version,
         generated_at=now, columns=columns, rows=tuple(rows), baseline=_baseline(comp, problems, columns, rows),
         problems=problems,
@@ -169,7 +186,7 @@ def _columns(problems: tuple[str, ...], standings: list[TeamStanding]) -> tuple[
     return tuple(BoardColumn(p, c) for p, cases in seen.items() for c in cases)
 
 
-def _row(s: TeamStanding, columns: tuple[BoardColumn, ...], viewer: int | None) -> LeaderboardRow:
+def _row(s: TeamStanding, columns: tuple[BoardColumn, ...]) -> LeaderboardRow:
     cells = {(slug, c.case): c for slug, e in s.entries.items() for c in e.cases}
     return LeaderboardRow(
         rank=s.rank, team_id=s.team_id, team_name=s.team_name, online_score=s.score,
@@ -177,7 +194,7 @@ def _row(s: TeamStanding, columns: tuple[BoardColumn, ...], viewer: int | None) 
         problem_scores={slug: e.score for slug, e in s.entries.items()},
         submission_ids={slug: e.submission_id for slug, e in s.entries.items()},
         submitted_at=s.tie_at, last_submission_at=s.last_submission_at, latest_verdict=s.latest_verdict,
-        disqualified=s.disqualified, is_viewer=viewer is not None and s.team_id == viewer,
+        disqualified=s.disqualified,
     )  # fmt: skip
 
 
@@ -185,12 +202,13 @@ def _with_live_row(rows: list[LeaderboardRow], live: LeaderboardRow) -> list[Lea
     """Put the viewer's live row where its frozen row was (or at the end); the frozen rank stays."""
     for i, row in enumerate(rows):
         if row.team_id == live.team_id:
-            return rows[:i] + [replace(live, rank=row.rank, live=True)] + rows[i + 1:]
+            return rows[:i] + [replace(live, rank=row.rank, live=True)] + rows[i + 1 :]
     return rows + [replace(live, rank=None, live=True)]
 
 
-def _baseline(comp: Competition, problems: tuple[str, ...], columns: tuple[BoardColumn, ...],
-              rows: list[LeaderboardRow]) -> LeaderboardRow:
+def _baseline(
+    comp: Competition, problems: tuple[str, ...], columns: tuple[BoardColumn, ...], rows: list[LeaderboardRow]
+) -> LeaderboardRow:
     """The reference row: the baseline kernel has r_c = 1 on every case by definition."""
     cells = []
     for i, _column in enumerate(columns):

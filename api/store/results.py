@@ -85,8 +85,26 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
 
 def _case_view(row: CaseResultRow, *, redact: bool) -> CaseView:
     if redact:
-        return CaseView(row.name, row.case_set, row.passed, row.verdict, "", {}, {}, None, None, None, None,
-                        None, None, None, None, None, 0.0, redacted=True)
+        return CaseView(
+            row.name,
+            row.case_set,
+            row.passed,
+            row.verdict,
+            "",
+            {},
+            {},
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            0.0,
+            redacted=True,
+        )
     return CaseView(
         name=row.name, case_set=row.case_set, passed=row.passed, verdict=row.verdict, message=row.message,
         errors=dict(row.errors), sizes=dict(row.sizes), median_ns=row.median_ns, mean_ns=row.mean_ns,

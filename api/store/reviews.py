@@ -50,7 +50,10 @@ def reviewer_marks(session: Session, *, reviewer_id: int) -> list[ReviewView]:
 
 
 def list_reviews(
-    session: Session, *, competition_id: int | None = None, reviewer_id: int | None = None,
+    session: Session,
+    *,
+    competition_id: int | None = None,
+    reviewer_id: int | None = None,
     history: bool = False,
 ) -> list[ReviewView]:
     """Reviews (current only unless `history`), oldest first."""

@@ -87,12 +87,15 @@ def _charged(session: Session, team_id: int, now: datetime) -> tuple[int, dateti
 
 def _in_flight(session: Session, team_id: int) -> int:
     # Only the team's own uploads count; organisers' rejudges must not block a team.
-    return session.scalar(
-        select(func.count())
-        .select_from(Run)
-        .join(Submission, Submission.id == Run.submission_id)
-        .where(Submission.team_id == team_id, Run.kind == RunKind.JUDGE, Run.status.in_(IN_FLIGHT))
-    ) or 0
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Run)
+            .join(Submission, Submission.id == Run.submission_id)
+            .where(Submission.team_id == team_id, Run.kind == RunKind.JUDGE, Run.status.in_(IN_FLIGHT))
+        )
+        or 0
+    )
 
 
 def _seconds(delta: timedelta) -> int:

@@ -88,7 +88,11 @@ def record_stage(session: Session, *, run_id: int, stage: Stage | str, at: datet
 
 
 def finish_run(
-    session: Session, *, run_id: int, result: JudgeResult, worker_info: dict[str, str],
+    session: Session,
+    *,
+    run_id: int,
+    result: JudgeResult,
+    worker_info: dict[str, str],
     now: datetime | None = None,
 ) -> bool:
     """Store the verdict, case results and versions, update the standings (commits).

@@ -110,30 +110,33 @@ def recompute_standings(session: Session, *, competition_id: int) -> None:
         session.execute(select(Competition.id).where(Competition.id == competition_id).with_for_update())
     for case_set in RANKED_SETS:
         rows = compute_standings(session, competition_id=competition_id, case_set=case_set)
-        session.execute(delete(Standing).where(Standing.competition_id == competition_id,
-                                               Standing.case_set == case_set))
+        session.execute(
+            delete(Standing).where(Standing.competition_id == competition_id, Standing.case_set == case_set)
+        )
         if rows:
             session.execute(insert(Standing), [_to_row(competition_id, case_set, s) for s in rows])
     bump_board_version(session, competition_id=competition_id)
 
 
-def read_standings(session: Session, *, competition_id: int, case_set: CaseSet) -> list[TeamStanding]:
-    """The cached live standings, ranked first, then the unranked."""
-    rows = session.execute(
+def read_standings(
+    session: Session, *, competition_id: int, case_set: CaseSet, team_id: int | None = None
+) -> list[TeamStanding]:
+    """The cached live standings (of one team, with `team_id`), ranked first, then the unranked."""
+    query = (
         select(Standing, Team.name)
         .join(Team, Team.id == Standing.team_id)
         .where(Standing.competition_id == competition_id, Standing.case_set == case_set)
         .order_by(Standing.rank.is_(None), Standing.rank, Team.name)
-    ).all()
-    return [_from_row(row, name) for row, name in rows]
+    )
+    if team_id is not None:
+        query = query.where(Standing.team_id == team_id)
+    return [_from_row(row, name) for row, name in session.execute(query)]
 
 
 def bump_board_version(session: Session, *, competition_id: int) -> None:
     """Tell board caches that anything they hold for this competition is stale."""
     session.execute(
-        update(Competition)
-        .where(Competition.id == competition_id)
-        .values(board_version=Competition.board_version + 1)
+        update(Competition).where(Competition.id == competition_id).values(board_version=Competition.board_version + 1)
     )
 
 
@@ -145,8 +148,13 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
     else:
         run_id = (
             select(Run.id)
-            .where(Run.submission_id == Submission.id, Run.kind.in_(_SCORED_KINDS),
-                   Run.status == RunStatus.DONE, Run.verdict != Verdict.IE, Run.finished_at <= as_of)
+            .where(
+                Run.submission_id == Submission.id,
+                Run.kind.in_(_SCORED_KINDS),
+                Run.status == RunStatus.DONE,
+                Run.verdict != Verdict.IE,
+                Run.finished_at <= as_of,
+            )
             .order_by(Run.finished_at.desc(), Run.id.desc())
             .limit(1)
             .correlate(Submission)
@@ -169,8 +177,10 @@ def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, 
         order = candidates.selected_columns
         numbered = candidates.add_columns(
             func.row_number()
-            .over(partition_by=(order.team_id, order.problem),
-                  order_by=(order.created_at.desc(), order.submission_id.desc()))
+            .over(
+                partition_by=(order.team_id, order.problem),
+                order_by=(order.created_at.desc(), order.submission_id.desc()),
+            )
             .label("rn")
         ).subquery()
         chosen = select(*[numbered.c[c.key] for c in order]).where(numbered.c.rn == 1).subquery()
@@ -261,16 +271,28 @@ def _aggregate(
 
 
 def _with_rank(standing: TeamStanding, rank: int | None) -> TeamStanding:
-    return TeamStanding(standing.team_id, standing.team_name, rank, standing.score, standing.tie_at,
-                        standing.disqualified, standing.last_submission_at, standing.latest_verdict, standing.entries)
+    return TeamStanding(
+        standing.team_id,
+        standing.team_name,
+        rank,
+        standing.score,
+        standing.tie_at,
+        standing.disqualified,
+        standing.last_submission_at,
+        standing.latest_verdict,
+        standing.entries,
+    )
 
 
-def _disqualified_teams(session: Session, competition_id: int, ranked: set[int], teams: dict[int, str],
-                        as_of: datetime | None) -> list[TeamStanding]:
+def _disqualified_teams(
+    session: Session, competition_id: int, ranked: set[int], teams: dict[int, str], as_of: datetime | None
+) -> list[TeamStanding]:
     """Teams whose every judged entry is disqualified: kept on the board, not ranked."""
-    query = select(Submission.team_id, func.max(Submission.created_at)).where(
-        Submission.competition_id == competition_id, Submission.disqualified_at.is_not(None)
-    ).group_by(Submission.team_id)
+    query = (
+        select(Submission.team_id, func.max(Submission.created_at))
+        .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_not(None))
+        .group_by(Submission.team_id)
+    )
     if as_of is not None:
         query = query.where(Submission.created_at <= as_of)
     return [
@@ -281,7 +303,8 @@ def _disqualified_teams(session: Session, competition_id: int, ranked: set[int],
 
 
 def _team_names(session: Session, competition_id: int) -> dict[int, str]:
-    return dict(session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id)).tuples())
+    rows = session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id))
+    return {team_id: name for team_id, name in rows}
 
 
 def _to_row(competition_id: int, case_set: CaseSet, s: TeamStanding) -> dict[str, Any]:
@@ -305,5 +328,14 @@ def _from_row(row: Standing, team_name: str) -> TeamStanding:
                             tuple(CaseCell(c[0], c[1], c[2], c[3]) for c in e["cases"]))
         for slug, e in row.entries.items()
     }  # fmt: skip
-    return TeamStanding(row.team_id, team_name, row.rank, row.score, row.tie_at, row.disqualified,
-                        row.last_submission_at, row.latest_verdict, entries)
+    return TeamStanding(
+        row.team_id,
+        team_name,
+        row.rank,
+        row.score,
+        row.tie_at,
+        row.disqualified,
+        row.last_submission_at,
+        row.latest_verdict,
+        entries,
+    )

@@ -97,8 +97,11 @@ def submission_detail(session: Session, *, submission_id: int, team_id: int | No
     """
     row = session.execute(_summary_query().where(Submission.id == submission_id)).first()
     if row is None or (team_id is not None and row[0].team_id != team_id):
-        raise NotFoundError(f"no submission {submission_id} among your team's submissions"
-                            if team_id is not None else f"no submission {submission_id}")
+        raise NotFoundError(
+            f"no submission {submission_id} among your team's submissions"
+            if team_id is not None
+            else f"no submission {submission_id}"
+        )
     submission = row[0]
     files = session.execute(
         select(SubmissionFile.name, SubmissionFile.size, SubmissionFile.sha256)

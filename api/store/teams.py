@@ -29,8 +29,15 @@ def create_team(
     session.add(team)
     session.flush()
     issued = add_token(session, pepper=pepper, role=Role.TEAM, now=now, team_id=team.id, label=name)
-    record_audit(session, actor=actor, action="team.create", now=now, competition_id=comp.id, target=name,
-                 details={"team_id": team.id, "token": issued.prefix})
+    record_audit(
+        session,
+        actor=actor,
+        action="team.create",
+        now=now,
+        competition_id=comp.id,
+        target=name,
+        details={"team_id": team.id, "token": issued.prefix},
+    )
     session.commit()
     return _team(team), issued
 
@@ -60,8 +67,15 @@ def set_finalists(
     session.execute(update(Team).where(Team.competition_id == comp.id).values(finalist=False))
     if team_ids:
         session.execute(update(Team).where(Team.id.in_(team_ids)).values(finalist=True))
-    record_audit(session, actor=actor, action="competition.finalists", now=now, competition_id=comp.id,
-                 target=competition, details={"team_ids": sorted(team_ids)})
+    record_audit(
+        session,
+        actor=actor,
+        action="competition.finalists",
+        now=now,
+        competition_id=comp.id,
+        target=competition,
+        details={"team_ids": sorted(team_ids)},
+    )
     session.commit()
     return [t for t in list_teams(session, competition=competition) if t.finalist]
 
@@ -72,9 +86,7 @@ def add_reviewer(
     """A reviewer and their token; re-adding a removed reviewer reactivates them (audited; commits)."""
     comp = competition_row(session, competition)
     name = _clean_name(name)
-    row = session.scalars(
-        select(Reviewer).where(Reviewer.competition_id == comp.id, Reviewer.name == name)
-    ).first()
+    row = session.scalars(select(Reviewer).where(Reviewer.competition_id == comp.id, Reviewer.name == name)).first()
     if row is not None and row.active:
         raise ConflictError(f"competition {competition!r} has a reviewer {name!r} already")
     if row is None:
@@ -83,8 +95,15 @@ def add_reviewer(
         session.flush()
     row.active = True
     issued = add_token(session, pepper=pepper, role=Role.REVIEWER, now=now, reviewer_id=row.id, label=name)
-    record_audit(session, actor=actor, action="reviewer.add", now=now, competition_id=comp.id, target=name,
-                 details={"reviewer_id": row.id, "token": issued.prefix})
+    record_audit(
+        session,
+        actor=actor,
+        action="reviewer.add",
+        now=now,
+        competition_id=comp.id,
+        target=name,
+        details={"reviewer_id": row.id, "token": issued.prefix},
+    )
     session.commit()
     return _reviewer(row), issued
 
@@ -96,8 +115,15 @@ def remove_reviewer(session: Session, *, reviewer_id: int, actor: Principal | No
         raise NotFoundError(f"no reviewer {reviewer_id}")
     row.active = False
     revoke_tokens_of(session, reviewer_id=row.id, now=now)
-    record_audit(session, actor=actor, action="reviewer.remove", now=now, competition_id=row.competition_id,
-                 target=row.name, details={"reviewer_id": row.id})
+    record_audit(
+        session,
+        actor=actor,
+        action="reviewer.remove",
+        now=now,
+        competition_id=row.competition_id,
+        target=row.name,
+        details={"reviewer_id": row.id},
+    )
     # Their marks no longer count: the final ranking reads reviews at request time, bump the caches.
     bump_board_version(session, competition_id=row.competition_id)
     session.commit()

@@ -106,8 +106,9 @@ def revoke_token(session: Session, *, token_id: int, actor: Principal | None, no
     return _info(row)
 
 
-def revoke_tokens_of(session: Session, *, team_id: int | None = None, reviewer_id: int | None = None,
-                     now: datetime) -> None:
+def revoke_tokens_of(
+    session: Session, *, team_id: int | None = None, reviewer_id: int | None = None, now: datetime
+) -> None:
     """Revoke every live token of a team or reviewer, in the caller's transaction."""
     query = update(ApiToken).where(ApiToken.revoked_at.is_(None)).values(revoked_at=now)
     if team_id is not None:

@@ -1,0 +1,79 @@
+"""The FastAPI application: `create_app(settings, dispatcher)`; OpenAPI at /docs.
+
+Nothing is read from the environment here: the caller builds the settings
+and the dispatcher once (api/cli.py for `opjudge serve`, tests for tests)
+and runs `upgrade_database(settings)` before serving.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from api.boardcache import BoardCache
+from api.bodylimit import BodyLimitMiddleware
+from api.dispatch import RunDispatcher
+from api.errors import install_error_handlers
+from api.routes import admin_contest, admin_judging, boards, reviews, submissions
+from api.settings import Settings
+from api.store import Database
+from api.store.types import utcnow
+
+
+def create_app(
+    settings: Settings,
+    dispatcher: RunDispatcher,
+    *,
+    database: Database | None = None,
+    clock: Callable[[], datetime] = utcnow,
+) -> FastAPI:
+    """The API for `settings`, handing runs to `dispatcher`; `clock` lets tests move time."""
+    db = database or Database(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if database is None:  # we built it, we close it
+            db.dispose()
+
+    app = FastAPI(
+        title="opjudge",
+        summary="Judge and grading service for operator (kernel) optimisation contests",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.database = db
+    app.state.dispatcher = dispatcher
+    app.state.clock = clock
+    app.state.boards = BoardCache()
+    install_error_handlers(app)
+    for module in (submissions, boards, reviews, admin_contest, admin_judging):
+        app.include_router(module.router)
+    _include_pages(app)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    # Outermost: refuse an oversized body before anything else looks at it.
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    return app
+
+
+def _include_pages(app: FastAPI) -> None:
+    """The server-rendered pages (api/pages, issue 5) when that package is present."""
+    if importlib.util.find_spec("api.pages") is None:
+        return
+    from api import pages  # noqa: PLC0415 - optional part, built by issue 5
+
+    install = getattr(pages, "install", None)
+    if install is not None:
+        install(app)

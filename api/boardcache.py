@@ -1,0 +1,67 @@
+"""Leaderboards cached per competition board version, as objects and as JSON bytes.
+
+The store bumps a competition's board version whenever its standings change,
+so a cached board is valid exactly as long as the version it was built from;
+a request costs one small query to read the version. Boards are cached without
+a viewer; a team's own view (marked row, live row while frozen) is derived per
+request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+
+from api.schemas.leaderboard import LeaderboardPublic
+from api.store import Leaderboard, Session, board_state, for_viewer, leaderboard
+
+
+@dataclass(frozen=True)
+class CachedBoard:
+    board: Leaderboard
+    json: bytes  # the board without a viewer, serialised once
+    etag: str
+    final_published: bool  # whether the final ranking may be shown to everyone
+
+
+class BoardCache:
+    def __init__(self, max_boards: int = 64) -> None:
+        self._boards: OrderedDict[tuple[object, ...], CachedBoard] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_boards = max_boards
+
+    def get(
+        self, session: Session, *, competition: str, now: datetime, final: bool = False, ignore_freeze: bool = False
+    ) -> CachedBoard:
+        """The board (no viewer) at `now`, from the cache when the competition's version has not moved."""
+        state = board_state(session, competition=competition)
+        frozen = not final and not ignore_freeze and state.freeze_at is not None and now >= state.freeze_at
+        key = (state.competition_id, state.version, final, frozen, ignore_freeze)
+        with self._lock:
+            cached = self._boards.get(key)
+            if cached is not None:
+                self._boards.move_to_end(key)
+                return cached
+        board = leaderboard(session, competition=competition, final=final, ignore_freeze=ignore_freeze, now=now)
+        etag = f'"{state.competition_id}-{board.version}-{int(frozen)}-{int(final)}-{int(ignore_freeze)}"'
+        cached = CachedBoard(board, serialise(board), etag, state.final_published)
+        with self._lock:
+            self._boards[key] = cached
+            while len(self._boards) > self.max_boards:
+                self._boards.popitem(last=False)
+        return cached
+
+    def for_viewer(
+        self, session: Session, cached: CachedBoard, *, viewer_team: int | None
+    ) -> tuple[Leaderboard, bytes]:
+        """The cached board as `viewer_team` sees it (the cached bytes when there is no viewer)."""
+        if viewer_team is None:
+            return cached.board, cached.json
+        board = for_viewer(session, cached.board, viewer_team=viewer_team)
+        return board, serialise(board)
+
+
+def serialise(board: Leaderboard) -> bytes:
+    return LeaderboardPublic.model_validate(board, from_attributes=True).model_dump_json().encode()

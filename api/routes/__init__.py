@@ -1,0 +1,1 @@
+"""The HTTP routes, one module per audience (teams, public boards, reviewers, organisers)."""

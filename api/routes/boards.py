@@ -1,0 +1,52 @@
+"""Public reads: a competition and its leaderboard (a token, when given, personalises the board)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.boardcache import serialise
+from api.deps import BoardsDep, NowDep, OptionalPrincipal, SessionDep
+from api.schemas.competitions import CompetitionPublic
+from api.schemas.leaderboard import LeaderboardPublic
+from api.store import PermissionDeniedError, Role, get_competition, leaderboard
+
+router = APIRouter(prefix="/api/v1/competitions", tags=["boards"])
+
+
+@router.get("/{slug}", response_model=CompetitionPublic)
+def read_competition(slug: str, session: SessionDep) -> CompetitionPublic:
+    """A competition's window, freeze, quotas, scoring settings and problems."""
+    return CompetitionPublic.model_validate(get_competition(session, slug=slug))
+
+
+@router.get("/{slug}/leaderboard", response_model=LeaderboardPublic)
+def read_leaderboard(
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    boards: BoardsDep,
+    now: NowDep,
+    viewer: OptionalPrincipal,
+    final: Annotated[bool, Query(description="the final ranking (private cases + reviewers), once published")] = False,
+    unfrozen: Annotated[bool, Query(description="organisers only: ignore the freeze")] = False,
+    as_of: Annotated[datetime | None, Query(description="organisers only: the board at an earlier moment")] = None,
+) -> Response:
+    """The leaderboard as JSON; frozen boards still show the calling team its own results."""
+    admin = viewer is not None and viewer.role is Role.ADMIN
+    if (unfrozen or as_of is not None) and not admin:
+        raise PermissionDeniedError("only organisers can see the board unfrozen or at an earlier moment")
+    team_id = viewer.team_id if viewer is not None else None
+    if as_of is not None:
+        board = leaderboard(session, competition=slug, as_of=as_of, final=final, ignore_freeze=unfrozen, now=now)
+        return Response(serialise(board), media_type="application/json")
+    cached = boards.get(session, competition=slug, now=now, final=final, ignore_freeze=unfrozen)
+    if final and not cached.final_published and not admin:
+        raise PermissionDeniedError("the final ranking is not published yet")
+    if team_id is None and request.headers.get("if-none-match") == cached.etag:
+        return Response(status_code=304, headers={"ETag": cached.etag})
+    _board, body = boards.for_viewer(session, cached, viewer_team=team_id)
+    headers = {"Cache-Control": "no-cache"} | ({"ETag": cached.etag} if team_id is None else {})
+    return Response(body, media_type="application/json", headers=headers)

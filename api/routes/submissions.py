@@ -1,0 +1,125 @@
+"""Teams upload submissions and read their own (issue 4 item 2, teams)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from api.deps import (
+    CurrentTeam,
+    DispatcherDep,
+    NowDep,
+    SessionDep,
+    SettingsDep,
+    TeamOrAdmin,
+)
+from api.dispatch import dispatch_runs, queue_for
+from api.schemas.submissions import (
+    MePublic,
+    QuotaPublic,
+    SourcePublic,
+    SubmissionCreated,
+    SubmissionDetailPublic,
+    SubmissionPublic,
+)
+from api.store import (
+    RunDispatch,
+    RunStatus,
+    create_submission,
+    list_submissions,
+    submission_detail,
+    submission_sources,
+    team_quota,
+)
+from api.uploads import UploadForm, read_upload
+
+router = APIRouter(prefix="/api/v1", tags=["teams"])
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["problem", "backend", "files"],
+                    "properties": {
+                        "problem": {"type": "string", "example": "add_mul_relu"},
+                        "backend": {"type": "string", "enum": ["cpu", "cuda", "npu"]},
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+async def upload_form(request: Request, settings: SettingsDep, _team: CurrentTeam) -> UploadForm:
+    """The parsed upload; depends on the team so a missing token is refused before the body is read."""
+    return await read_upload(request, settings)
+
+
+@router.post("/submissions", status_code=202, response_model=SubmissionCreated, openapi_extra=_UPLOAD_BODY)
+def upload_submission(
+    team: CurrentTeam,
+    form: Annotated[UploadForm, Depends(upload_form)],
+    session: SessionDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    now: NowDep,
+) -> SubmissionCreated:
+    """Upload source files for a problem and backend: stored first, then queued for judging (202)."""
+    assert team.team_id is not None
+    created = create_submission(
+        session, team_id=team.team_id, problem=form.problem, backend=form.backend, files=form.files,
+        queue=queue_for(form.backend, settings), now=now,
+    )  # fmt: skip
+    report = dispatch_runs(session, dispatcher, [RunDispatch(created.run_id, created.queue)], now=now)
+    queued = bool(report.queued)
+    return SubmissionCreated(
+        id=created.submission_id,
+        run_id=created.run_id,
+        status=RunStatus.QUEUED if queued else RunStatus.PENDING,
+        status_url=f"/api/v1/submissions/{created.submission_id}",
+        queued=queued,
+        message="stored and queued for judging"
+        if queued
+        else "stored; the judging queue is unavailable, the run will be queued when it is back",
+    )
+
+
+@router.get("/submissions", response_model=list[SubmissionPublic])
+def my_submissions(
+    team: CurrentTeam,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    before_id: int | None = None,
+) -> list[SubmissionPublic]:
+    """The team's own submissions, newest first (`before_id` pages back)."""
+    found = list_submissions(session, team_id=team.team_id, limit=limit, before_id=before_id)
+    return [SubmissionPublic.model_validate(s) for s in found]
+
+
+@router.get("/submissions/{submission_id}", response_model=SubmissionDetailPublic)
+def read_submission(submission_id: int, caller: TeamOrAdmin, session: SessionDep) -> SubmissionDetailPublic:
+    """A submission with its runs, per-case results and compile log (a team reads only its own)."""
+    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id)
+    return SubmissionDetailPublic.model_validate(detail)
+
+
+@router.get("/submissions/{submission_id}/sources", response_model=list[SourcePublic])
+def read_sources(submission_id: int, caller: TeamOrAdmin, session: SessionDep) -> list[SourcePublic]:
+    """The uploaded files as text (a team reads only its own)."""
+    files = submission_sources(session, submission_id=submission_id, team_id=caller.team_id)
+    return [SourcePublic(name=name, content=content.decode("utf-8", "replace")) for name, content in files]
+
+
+@router.get("/me", response_model=MePublic)
+def me(team: CurrentTeam, session: SessionDep, now: NowDep) -> MePublic:
+    """The calling team, its quota left in the last 24 hours and when it may submit next."""
+    assert team.team_id is not None and team.team_name is not None and team.competition_slug is not None
+    quota = team_quota(session, team_id=team.team_id, now=now)
+    return MePublic(team_id=team.team_id, team_name=team.team_name, competition=team.competition_slug,
+                    quota=QuotaPublic.model_validate(quota))  # fmt: skip

@@ -1,0 +1,1 @@
+"""Pydantic schemas at the API edge, named for the way data flows (XCreate in, XPublic out)."""

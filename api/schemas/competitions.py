@@ -1,0 +1,83 @@
+"""Competitions as organisers create and edit them, and as everyone reads them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import AwareDatetime, Field
+
+from api.schemas.base import Create, Public
+from api.store import RankedBy, RelativeTo
+from judge.backends import Backend
+
+SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+
+
+class ProblemLinkPublic(Public):
+    slug: str
+    version: int
+    title: str
+    backends: list[Backend]
+    definition_hash: str
+
+
+class CompetitionPublic(Public):
+    slug: str
+    title: str
+    starts_at: datetime
+    ends_at: datetime
+    freeze_at: datetime | None
+    quota_per_day: int
+    min_interval_s: int
+    max_in_flight: int
+    online_weight: float
+    reviewer_weight: float
+    relative_to: RelativeTo
+    ranked_by: RankedBy
+    score_cap: float
+    rubric: dict[str, float]
+    reproduction_tolerance: float
+    final_published: bool
+    problems: list[ProblemLinkPublic]
+
+
+class _Settable(Create):
+    """Fields an organiser may set; None leaves a field as it is."""
+
+    freeze_at: AwareDatetime | None = None
+    quota_per_day: int | None = Field(default=None, ge=0)
+    min_interval_s: int | None = Field(default=None, ge=0)
+    max_in_flight: int | None = Field(default=None, ge=0)
+    online_weight: float | None = Field(default=None, ge=0)
+    reviewer_weight: float | None = Field(default=None, ge=0)
+    relative_to: RelativeTo | None = None
+    ranked_by: RankedBy | None = None
+    score_cap: float | None = Field(default=None, ge=100)
+    rubric: dict[str, float] | None = None
+    reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
+
+
+class CompetitionCreate(_Settable):
+    slug: str = Field(pattern=SLUG)
+    title: str = Field(min_length=1, max_length=200)
+    starts_at: AwareDatetime
+    ends_at: AwareDatetime
+
+
+class CompetitionUpdate(_Settable):
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    starts_at: AwareDatetime | None = None
+    ends_at: AwareDatetime | None = None
+
+
+class ProblemAttach(Create):
+    problem: str = Field(min_length=1, max_length=64)
+    backends: list[Backend] | None = None  # None: every backend the problem has
+
+
+class FreezeUpdate(Create):
+    freeze_at: AwareDatetime | None  # None: never freeze
+
+
+class FinalPublish(Create):
+    published: bool

@@ -1,0 +1,80 @@
+"""Organiser actions on runs: rejudge, disqualify, reproduce; workers, queues and the audit log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from api.schemas.base import Create, Public
+from api.store import RunStatus
+from judge.verdict import Verdict
+
+
+class RejudgeCreate(Create):
+    """Exactly one of the three."""
+
+    submission_id: int | None = None
+    team_id: int | None = None
+    problem: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> RejudgeCreate:
+        if sum(v is not None for v in (self.submission_id, self.team_id, self.problem)) != 1:
+            raise ValueError("give exactly one of submission_id, team_id, problem")
+        return self
+
+
+class RunsAccepted(Public):
+    run_ids: list[int]
+    queued: list[int]
+    pending: list[int]  # the broker was down: dispatched when it is back
+    message: str
+
+
+class DisqualifyCreate(Create):
+    reason: str = Field(min_length=1, max_length=2000)
+
+
+class ReproductionCreate(Create):
+    top_n: int = Field(ge=1, le=1000)
+
+
+class ReproductionPublic(Public):
+    run_id: int
+    original_run_id: int | None
+    submission_id: int
+    team_id: int
+    team_name: str
+    problem: str
+    status: RunStatus
+    verdict: Verdict | None
+    flagged: bool
+    flag_reason: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class WorkerPublic(Public):
+    name: str
+    queue: str
+    info: dict[str, Any]
+    started_at: datetime
+    last_seen_at: datetime
+
+
+class QueueLoadPublic(Public):
+    queue: str
+    status: RunStatus
+    runs: int
+
+
+class AuditPublic(Public):
+    id: int
+    at: datetime
+    competition_id: int | None
+    actor: str
+    action: str
+    target: str
+    details: dict[str, Any]

@@ -1,0 +1,120 @@
+"""Submissions as teams upload and read them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from api.schemas.base import Public
+from api.store import RunKind, RunStatus
+from judge.backends import Backend, CaseSet, Isolation
+from judge.verdict import Verdict
+
+
+class SubmissionCreated(Public):
+    id: int
+    run_id: int
+    status: RunStatus
+    status_url: str
+    queued: bool  # False: the broker was down; the run is stored and will be queued when it is back
+    message: str
+
+
+class SubmissionPublic(Public):
+    id: int
+    team_id: int
+    team_name: str
+    problem: str
+    backend: Backend
+    status: RunStatus
+    verdict: Verdict | None
+    score: float | None
+    sha256: str
+    file_count: int
+    total_bytes: int
+    created_at: datetime
+    disqualified_at: datetime | None
+    disqualify_reason: str | None
+
+
+class CasePublic(Public):
+    name: str
+    case_set: CaseSet
+    passed: bool
+    verdict: Verdict
+    message: str
+    errors: dict[str, Any]
+    sizes: dict[str, Any]
+    median_ns: float | None
+    mean_ns: float | None
+    min_ns: float | None
+    std_ns: float | None
+    count: int | None
+    baseline_median_ns: float | None
+    ratio: float | None
+    gflops: float | None
+    gbytes_per_s: float | None
+    flops: float
+    redacted: bool
+
+
+class RunPublic(Public):
+    id: int
+    kind: RunKind
+    status: RunStatus
+    attempt: int
+    created_at: datetime
+    queued_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    stage: str | None
+    stage_times: dict[str, str]
+    verdict: Verdict | None
+    message: str
+    compile_log: str
+    kernel_output: str
+    findings: list[dict[str, Any]]
+    score: float | None
+    worker_host: str | None
+    device: str | None
+    toolchain: str | None
+    driver: str | None
+    isolation: Isolation | None
+    reproduction_of: int | None
+    flagged: bool
+    flag_reason: str
+    cases: list[CasePublic]
+
+
+class FilePublic(Public):
+    name: str
+    size: int
+    sha256: str
+
+
+class SubmissionDetailPublic(Public):
+    submission: SubmissionPublic
+    files: list[FilePublic]
+    runs: list[RunPublic]  # newest first
+    scored_run_id: int | None
+
+
+class SourcePublic(Public):
+    name: str
+    content: str  # decoded as UTF-8, undecodable bytes replaced
+
+
+class QuotaPublic(Public):
+    used_24h: int
+    limit_24h: int
+    left_24h: int
+    in_flight: int
+    max_in_flight: int
+    next_allowed_at: datetime | None
+
+
+class MePublic(Public):
+    team_id: int
+    team_name: str
+    competition: str
+    quota: QuotaPublic

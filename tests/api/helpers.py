@@ -1,0 +1,46 @@
+"""Builders for results and uploads used across the API tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from httpx import Response
+
+from judge.backends import Backend, CaseSet
+from judge.results import CaseResult, JudgeResult, TimingStats
+from judge.verdict import Verdict
+
+KERNEL = b'#include "add_mul_relu.h"\nint kernel_run(void) { return 0; }\n'
+
+
+def result(
+    problem: str = "add_mul_relu",
+    verdict: Verdict = Verdict.AC,
+    *,
+    benchmarks: dict[str, float] | None = None,
+    private: dict[str, float] | None = None,
+    failed: tuple[str, ...] = (),
+) -> JudgeResult:
+    """A JudgeResult with the given ratio per timed case; `failed` cases did not pass."""
+    cases = [CaseResult(name="t1", case_set=CaseSet.TESTS, passed="t1" not in failed)]
+    for case_set, ratios in ((CaseSet.BENCHMARKS, benchmarks or {}), (CaseSet.PRIVATE, private or {})):
+        for name, ratio in ratios.items():
+            passed = name not in failed
+            cases.append(CaseResult(
+                name=name, case_set=case_set, passed=passed, verdict=Verdict.AC if passed else Verdict.WA,
+                timing=TimingStats(1000.0 * ratio, 1000.0 * ratio, 990.0 * ratio, 5.0, 50),
+                baseline_timing=TimingStats(1000.0, 1000.0, 990.0, 5.0, 50), ratio=ratio, gflops=1.5, flops=3e6,
+                sizes={"n": 1024},
+            ))  # fmt: skip
+    return JudgeResult(
+        verdict=verdict, problem=problem, backend=Backend.CPU, message="all cases passed" if verdict is Verdict.AC
+        else "case b1 failed", compile_log="g++ ok", cases=cases, host={"host": "box", "toolchain": "g++ 12"},
+    )  # fmt: skip
+
+
+def upload(client: Any, headers: dict[str, str], *, problem: str = "add_mul_relu", backend: str = "cpu",
+           files: list[tuple[str, bytes]] | None = None) -> Response:  # fmt: skip
+    """POST a submission the way curl -F would."""
+    parts = [("files", (name, content, "text/x-c++src")) for name, content in (files or [("kernel.cpp", KERNEL)])]
+    return client.post("/api/v1/submissions", headers=headers, data={"problem": problem, "backend": backend},
+                       files=parts)  # fmt: skip

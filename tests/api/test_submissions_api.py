@@ -1,0 +1,98 @@
+"""Teams upload, the submission is stored before it is queued, and teams read only their own."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.dispatch import dispatch_pending
+from api.settings import Settings
+from api.store import Database, RunStatus, claim_run, finish_run, row_counts, submission_sources
+from tests.api.conftest import Clock, Contest, DownDispatcher, RecordingDispatcher
+from tests.api.helpers import KERNEL, result, upload
+
+
+def test_upload_stores_the_files_then_enqueues_a_run(
+    client: TestClient, contest: Contest, dispatcher: RecordingDispatcher, database: Database
+) -> None:
+    header = b"// helper\n"
+    response = upload(client, contest.auth("alpha"), files=[("kernel.cpp", KERNEL), ("util.h", header)])
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert body["status"] == "queued" and body["queued"] is True
+    assert body["status_url"] == f"/api/v1/submissions/{body['id']}"
+    assert dispatcher.sent == [(body["run_id"], "judge.cpu")]
+    with database.session() as session:
+        assert submission_sources(session, submission_id=body["id"]) == [("kernel.cpp", KERNEL), ("util.h", header)]
+    detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
+    assert detail["submission"]["status"] == "queued"
+    assert [f["name"] for f in detail["files"]] == ["kernel.cpp", "util.h"]
+    assert detail["runs"][0]["kind"] == "judge" and detail["runs"][0]["status"] == "queued"
+
+
+def test_a_team_reads_its_results_and_never_another_teams(
+    client: TestClient, contest: Contest, database: Database
+) -> None:
+    created = upload(client, contest.auth("alpha")).json()
+    with database.session() as session:
+        claim_run(session, run_id=created["run_id"], worker="w1")
+        finish_run(session, run_id=created["run_id"], result=result(benchmarks={"b1": 0.5}, private={"p1": 0.7}),
+                   worker_info={"device": "cpu0"})  # fmt: skip
+    mine = client.get(created["status_url"], headers=contest.auth("alpha")).json()
+    run = mine["runs"][0]
+    assert run["verdict"] == "AC" and run["compile_log"] == "g++ ok" and run["device"] == "cpu0"
+    cases = {c["name"]: c for c in run["cases"]}
+    assert cases["b1"]["ratio"] == 0.5 and cases["b1"]["sizes"] == {"n": 1024}
+    assert cases["p1"]["redacted"] is True and cases["p1"]["ratio"] is None and cases["p1"]["passed"] is True
+    listed = client.get("/api/v1/submissions", headers=contest.auth("alpha")).json()
+    assert [s["id"] for s in listed] == [created["id"]]
+
+    other = client.get(created["status_url"], headers=contest.auth("bravo"))
+    assert other.status_code == 404 and "your team" in other.json()["detail"]
+    assert client.get(f"{created['status_url']}/sources", headers=contest.auth("bravo")).status_code == 404
+    assert client.get("/api/v1/submissions", headers=contest.auth("bravo")).json() == []
+    admin = client.get(created["status_url"], headers=contest.auth("admin")).json()
+    assert {c["name"]: c for c in admin["runs"][0]["cases"]}["p1"]["ratio"] == 0.7
+
+
+def test_me_reports_quota_and_next_allowed_time(client: TestClient, contest: Contest, clock: Clock) -> None:
+    before = client.get("/api/v1/me", headers=contest.auth("alpha")).json()
+    assert before["team_name"] == "alpha" and before["quota"]["left_24h"] == 5
+    assert before["quota"]["next_allowed_at"] is None
+    upload(client, contest.auth("alpha"))
+    after = client.get("/api/v1/me", headers=contest.auth("alpha")).json()["quota"]
+    assert after["used_24h"] == 1 and after["left_24h"] == 4 and after["in_flight"] == 1
+    # The competition's minimum interval is 60 s.
+    assert datetime.fromisoformat(after["next_allowed_at"]) == clock.now + timedelta(seconds=60)
+
+
+def test_broker_down_still_accepts_and_dispatches_later(
+    settings: Settings, database: Database, contest: Contest, clock: Clock
+) -> None:
+    down = DownDispatcher()
+    with TestClient(create_app(settings, down, database=database, clock=clock)) as client:
+        response = upload(client, contest.auth("alpha"))
+        assert response.status_code == 202, response.text
+        body = response.json()
+        assert body["queued"] is False and body["status"] == "pending" and "unavailable" in body["message"]
+        assert down.attempts == 1
+        detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
+        assert detail["runs"][0]["status"] == "pending"
+    # The broker is back: the periodic dispatch hands the run over (once it is old enough).
+    back = RecordingDispatcher()
+    with database.session() as session:
+        assert dispatch_pending(session, back, min_age_s=3600, now=clock.now).queued == []
+        report = dispatch_pending(session, back, min_age_s=0, now=clock.now)
+        assert report.queued == [body["run_id"]] and back.sent == [(body["run_id"], "judge.cpu")]
+        assert row_counts(session)["runs"] == 1
+    with TestClient(create_app(settings, back, database=database, clock=clock)) as client:
+        detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
+        assert detail["submission"]["status"] == RunStatus.QUEUED
+
+
+def test_openapi_is_served(client: TestClient) -> None:
+    assert client.get("/docs").status_code == 200
+    paths = client.get("/openapi.json").json()["paths"]
+    assert "/api/v1/submissions" in paths and "/api/v1/competitions/{slug}/leaderboard" in paths
