@@ -7,11 +7,13 @@ imports the web or the database, and the service adds to it without edits there.
 from __future__ import annotations
 
 import judge.cli
+import workers.commands
 
 
 def build_app() -> object:
     app = judge.cli.app
     # Service commands register here, one line per part (serve/worker, team client).
+    workers.commands.register(app)
     return app
 
 

@@ -1,0 +1,83 @@
+"""What a worker process holds: its settings, its name and, built lazily, its database.
+
+The database is built on first use in the process that uses it: a prefork pool
+child must not share the parent's connections, so the Celery app resets it after
+each fork (workers/celery_app.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import threading
+from typing import Any
+
+from api.store import Database
+from judge.backends import Backend
+from judge.host import HostConfig
+from judge.tracks import get_track
+from workers.settings import WorkerSettings
+
+
+def default_worker_name(queue: str) -> str:
+    """`<queue>@<host>.<pid>`: unique per process, readable in Flower and on the runs it claims."""
+    return f"{queue}@{socket.gethostname()}.{os.getpid()}"
+
+
+class WorkerContext:
+    """Settings, identity and a lazily built `Database` for one worker process."""
+
+    def __init__(self, settings: WorkerSettings, *, name: str | None = None) -> None:
+        self.settings = settings
+        self.name = name or f"inprocess@{socket.gethostname()}.{os.getpid()}"
+        self._db: Database | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def db(self) -> Database:
+        """This process's database (built on first use)."""
+        with self._lock:
+            if self._db is None:
+                self._db = Database(self.settings)
+            return self._db
+
+    def forget_database(self) -> None:
+        """After a fork: drop the parent's engine without closing the connections it still uses."""
+        with self._lock:
+            if self._db is not None:
+                self._db.engine.dispose(close=False)
+            self._db = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.dispose()
+            self._db = None
+
+    def host_config(self, backend: Backend) -> HostConfig:
+        """The `HostConfig` a run on `backend` is judged with: this host's paths and the track's limits."""
+        s = self.settings
+        s.work_root.mkdir(parents=True, exist_ok=True)
+        s.cache_dir.mkdir(parents=True, exist_ok=True)
+        ascend: dict[str, Any] = {}
+        if backend is Backend.NPU:
+            from judge.tracks.npu.cann import ascend_host_fields
+
+            # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
+            ascend = ascend_host_fields(os.environ)
+        limits = get_track(backend).limits
+        if s.case_time_budget_s is not None:
+            limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)
+        return HostConfig(
+            work_root=s.work_root,
+            limits=limits,
+            sandbox_mode=s.sandbox_mode,
+            cache_dir=s.cache_dir,
+            problems_dir=s.problems_dir,
+            reference_dir=s.reference_dir,
+            cuda_home=s.cuda_home,
+            cuda_arch=s.cuda_arch,
+            ascend_home=s.ascend_home or ascend.get("ascend_home"),
+            ascend_soc=ascend.get("ascend_soc") if s.npu_soc == "default" else s.npu_soc,
+        )

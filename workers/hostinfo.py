@@ -1,0 +1,111 @@
+"""What a worker reports on start: host, device, toolchain and driver versions, isolation.
+
+The probes import torch (and, on device hosts, touch the driver), which must not
+happen in the parent of a prefork pool: a CUDA context does not survive fork.
+`describe_worker` therefore runs them in a child Python (`python -m workers.hostinfo`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from judge.backends import Backend
+from judge.host import HostConfig
+
+# The doctor check that names the toolchain / device / driver of each backend.
+_TOOLCHAIN = {
+    Backend.CPU: ("cpu", "compiler"),
+    Backend.CUDA: ("cuda", "compiler"),
+    Backend.NPU: ("npu", "CANN toolkit"),
+}
+_DEVICE = {Backend.CUDA: ("cuda", "device"), Backend.NPU: ("npu", "torch_npu")}
+_DRIVER = {Backend.NPU: ("npu", "driver")}
+
+
+def describe_worker(backend: Backend, host: HostConfig, *, queue: str, timeout_s: float = 180.0) -> dict[str, str]:
+    """Host, device, toolchain and driver of this worker, probed in a child process.
+
+    Never raises: a probe that fails says so in the value, and the worker still starts.
+    """
+    info = {"host": socket.gethostname(), "queue": queue, "backend": backend.value, "pid": str(os.getpid()),
+            "python": platform.python_version()}
+    payload = json.dumps({"backend": backend.value, "host": _host_fields(host)})
+    try:
+        done = subprocess.run([sys.executable, "-m", "workers.hostinfo", payload], capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
+        probed = json.loads(done.stdout) if done.returncode == 0 else {"probe": _tail(done.stderr)}
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        probed = {"probe": f"host probe failed: {exc}"}
+    return {**info, **{k: str(v) for k, v in probed.items()}}
+
+
+def probe(backend: Backend, host: HostConfig) -> dict[str, str]:
+    """The probes themselves (run in the child): doctor checks of this backend, the sandbox and torch."""
+    from judge.doctor import doctor_report
+
+    checks = {(c.area, c.name): c for c in doctor_report(host)}
+    info: dict[str, str] = {}
+    for (area, name), check in checks.items():
+        if area in (backend.value, "sandbox", "host"):
+            info[f"{area}.{name}"] = check.detail if check.ok else f"{check.status.value}: {check.detail}"
+
+    def detail(key: tuple[str, str] | None) -> str:
+        check = checks.get(key) if key else None
+        return check.detail if check and check.ok else ""
+
+    info["toolchain"] = detail(_TOOLCHAIN[backend]) or "unavailable"
+    info["device"] = detail(_DEVICE.get(backend)) or (_cpu_model() if backend is Backend.CPU else "unavailable")
+    info["driver"] = detail(_DRIVER.get(backend)) or (_nvidia_driver() if backend is Backend.CUDA else "")
+    info["sandbox"] = detail(("sandbox", "auto mode gives")) if host.sandbox_mode == "auto" else host.sandbox_mode
+    return info
+
+
+def _host_fields(host: HostConfig) -> dict[str, Any]:
+    fields = asdict(host)
+    fields.pop("limits")  # the child uses the track's defaults; limits do not change what is installed
+    return {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({len(os.sched_getaffinity(0))} cores usable)"
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _nvidia_driver() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"NVIDIA driver {out.split()[0]}" if out.strip() else ""
+
+
+def _tail(text: str) -> str:
+    lines = text.strip().splitlines()
+    return f"host probe failed: {lines[-1] if lines else 'no output'}"
+
+
+def _main(argv: list[str]) -> None:
+    payload = json.loads(argv[0])
+    fields = payload["host"]
+    for key in ("work_root", "cache_dir", "problems_dir", "reference_dir", "cuda_home", "ascend_home"):
+        if fields.get(key):
+            fields[key] = Path(fields[key])
+    print(json.dumps(probe(Backend(payload["backend"]), HostConfig(**fields))))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -1,0 +1,72 @@
+"""The workers' settings: the service's `Settings` plus the knobs only workers read.
+
+Same `OPJUDGE_` environment prefix, built once at start-up and passed down
+(STYLE.md, "Settings"). A `WorkerSettings` is a `Settings`, so the API and the
+store accept it unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+
+from api.settings import Settings
+from judge.backends import CaseSet
+
+
+class WorkerSettings(Settings):
+    """Everything a worker (Celery or in-process) is configured with."""
+
+    # Restrict which case sets a run judges, e.g. "tests" for fast service tests. Empty: every
+    # set the run's kind judges (judge/rejudge: tests, benchmarks, private; reproduction: the timed two).
+    run_case_sets: str = ""
+
+    # Timing budget per case and kernel; None: the track's (2 s on the CPU). Tests shorten it.
+    case_time_budget_s: float | None = Field(default=None, gt=0)
+
+    heartbeat_interval_s: float = Field(default=10.0, gt=0)
+    reaper_interval_s: float = Field(default=15.0, gt=0)
+    # A queued run the broker never delivered for this long is put on the broker again
+    # (Redis restarted without its data). Duplicates are harmless: the claim is compare-and-set.
+    requeue_queued_after_s: float = Field(default=2 * 3600.0, gt=0)
+
+    # Internal errors: claims per run before it ends as IE, and the first back-off (doubling).
+    max_attempts: int = Field(default=3, ge=1)
+    retry_backoff_s: float = Field(default=30.0, ge=0)
+    retry_backoff_max_s: float = Field(default=600.0, ge=0)
+
+    # Broker: how long to wait for Redis before an upload leaves its run pending.
+    broker_connect_timeout_s: float = Field(default=3.0, gt=0)
+
+    # Device toolchains (HostConfig fields); None: found on PATH / from the device.
+    cuda_home: Path | None = None
+    cuda_arch: str | None = None
+    ascend_home: Path | None = None
+
+    @field_validator("run_case_sets")
+    @classmethod
+    def _known_sets(cls, value: str) -> str:
+        # A comma list (OPJUDGE_RUN_CASE_SETS=tests,benchmarks): checked here so a typo fails at start.
+        for part in _parts(value):
+            if part not in {s.value for s in CaseSet}:
+                raise ValueError(f"unknown case set {part!r}; sets: {', '.join(s.value for s in CaseSet)}")
+        return value
+
+    @property
+    def case_sets_override(self) -> tuple[CaseSet, ...]:
+        """The sets OPJUDGE_RUN_CASE_SETS names; empty when unset."""
+        return tuple(CaseSet(part) for part in _parts(self.run_case_sets))
+
+    @property
+    def visibility_timeout_s(self) -> float:
+        """Redis hands an unacknowledged task to another worker after this long.
+
+        Longer than a run's deadline, so a redelivery never takes a run from a
+        worker that is still within its time (the reaper handles late ones).
+        """
+        return float(self.run_deadline_s) + 300.0
+
+
+def _parts(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]

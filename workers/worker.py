@@ -1,0 +1,73 @@
+"""`opjudge worker --queue judge.cpu`: a Celery worker for one device queue.
+
+On start it probes and reports its host, device and toolchain versions
+(printed and stored with `register_worker`), then runs a prefork pool with one
+process per device, a heartbeat and a reaper beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery.signals import worker_ready, worker_shutting_down
+
+from api.store import Database, register_worker, upgrade_database
+from judge.backends import Backend
+from judge.errors import UserFacingError
+from workers.celery_app import CeleryDispatcher, make_celery
+from workers.context import WorkerContext, default_worker_name
+from workers.hostinfo import describe_worker
+from workers.reaper import WorkerMonitor
+from workers.settings import WorkerSettings
+
+log = logging.getLogger("opjudge.worker")
+
+
+class WorkerConfigError(UserFacingError):
+    """The worker cannot start as asked (unknown queue, no broker)."""
+
+
+def backend_for_queue(queue: str) -> Backend:
+    """judge.cpu -> CPU, judge.cuda.<gpu> -> CUDA, judge.npu.<soc> -> NPU (api.dispatch.queue_for)."""
+    parts = queue.split(".")
+    if parts[0] == "judge" and len(parts) >= 2:
+        if parts[1] == "cpu" and len(parts) == 2:
+            return Backend.CPU
+        if parts[1] in ("cuda", "npu") and len(parts) == 3 and parts[2]:
+            return Backend(parts[1])
+    raise WorkerConfigError(f"unknown queue {queue!r}; queues are judge.cpu, judge.cuda.<gpu>, judge.npu.<soc>")
+
+
+def run_worker(
+    settings: WorkerSettings, *, queue: str, name: str | None, concurrency: int, loglevel: str, reaper: bool
+) -> None:
+    """Start the worker (blocks until it is shut down)."""
+    if settings.broker_url.startswith("memory://"):
+        raise WorkerConfigError("a separate worker needs a real broker: set OPJUDGE_BROKER_URL=redis://host:6379/0 "
+                                "(the embedded `opjudge serve` judges in its own process instead)")
+    backend = backend_for_queue(queue)
+    name = name or default_worker_name(queue)
+    upgrade_database(settings)  # a worker may start before the API on a fresh database
+    info = describe_worker(backend, WorkerContext(settings, name=name).host_config(backend), queue=queue)
+    print(f"worker {name} on queue {queue}: device {info.get('device', '?')}; toolchain "
+          f"{info.get('toolchain', '?')}; driver {info.get('driver') or '-'}; sandbox {info.get('sandbox', '?')}",
+          flush=True)
+    db = Database(settings)
+    try:
+        with db.session() as session:
+            register_worker(session, name=name, queue=queue, info=info)
+    finally:
+        db.dispose()
+
+    app = make_celery(settings, ctx=WorkerContext(settings, name=name))
+    # Heartbeat (and reaper) in the main process, with its own context and broker connection:
+    # pool children never touch them.
+    dispatcher = CeleryDispatcher(make_celery(settings, publisher=True)) if reaper else None
+    monitor = WorkerMonitor(WorkerContext(settings, name=name), dispatcher=dispatcher, queue=queue, info=info)
+    worker_ready.connect(lambda **_: monitor.start(), weak=False, dispatch_uid=f"opjudge-monitor-{name}")
+    worker_shutting_down.connect(lambda **_: monitor.stop(timeout_s=2.0), weak=False,
+                                 dispatch_uid=f"opjudge-monitor-stop-{name}")
+    app.worker_main([
+        "worker", "--queues", queue, "--hostname", name, "--concurrency", str(concurrency), "--pool", "prefork",
+        "--loglevel", loglevel, "--without-gossip", "--without-mingle",
+    ])  # fmt: skip
