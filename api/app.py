@@ -31,8 +31,12 @@ def create_app(
     *,
     database: Database | None = None,
     clock: Callable[[], datetime] = utcnow,
+    pages: bool = True,
 ) -> FastAPI:
-    """The API for `settings`, handing runs to `dispatcher`; `clock` lets tests move time."""
+    """The API for `settings`, handing runs to `dispatcher`; `clock` lets tests move time.
+
+    `pages=False` leaves out the server-rendered pages (api/pages, when present).
+    """
     db = database or Database(settings)
 
     @asynccontextmanager
@@ -55,7 +59,8 @@ def create_app(
     install_error_handlers(app)
     for module in (submissions, boards, reviews, admin_contest, admin_judging):
         app.include_router(module.router)
-    _include_pages(app)
+    if pages:
+        _include_pages(app)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

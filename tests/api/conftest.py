@@ -176,6 +176,6 @@ def contest(session: Session, settings: Settings) -> Contest:
 def client(
     settings: Settings, database: Database, dispatcher: RecordingDispatcher, clock: Clock
 ) -> Iterator[TestClient]:
-    app = create_app(settings, dispatcher, database=database, clock=clock)
+    app = create_app(settings, dispatcher, database=database, clock=clock, pages=False)
     with TestClient(app) as test_client:
         yield test_client

@@ -72,7 +72,7 @@ def test_broker_down_still_accepts_and_dispatches_later(
     settings: Settings, database: Database, contest: Contest, clock: Clock
 ) -> None:
     down = DownDispatcher()
-    with TestClient(create_app(settings, down, database=database, clock=clock)) as client:
+    with TestClient(create_app(settings, down, database=database, clock=clock, pages=False)) as client:
         response = upload(client, contest.auth("alpha"))
         assert response.status_code == 202, response.text
         body = response.json()
@@ -87,7 +87,7 @@ def test_broker_down_still_accepts_and_dispatches_later(
         report = dispatch_pending(session, back, min_age_s=0, now=clock.now)
         assert report.queued == [body["run_id"]] and back.sent == [(body["run_id"], "judge.cpu")]
         assert row_counts(session)["runs"] == 1
-    with TestClient(create_app(settings, back, database=database, clock=clock)) as client:
+    with TestClient(create_app(settings, back, database=database, clock=clock, pages=False)) as client:
         detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
         assert detail["submission"]["status"] == RunStatus.QUEUED
 
