@@ -1,0 +1,571 @@
+/*
+ * sfag_kernel.cpp: the starter Ascend C kernels of sparse_flash_attention_grad (opjudge NPU track).
+ *
+ * NOT YET RUN ON NPU HARDWARE. Written from the Ascend C documentation and reasoned through
+ * line by line, but never compiled by bisheng nor run on a device; README.md lists what to
+ * check first. It is meant to be read and then replaced piece by piece: it runs on the
+ * vector cores only (no Cube matrix units), so it is correct and slow.
+ *
+ * Three kernels, launched in this order on the caller's stream (stream order separates them):
+ *   sfag_zero      zero the float32 accumulators of dk, dk_rope, dv in the workspace;
+ *   sfag_main      one work item = one query row (b, s) and a group of Hb query heads of KV
+ *                  head n2: walk the row's selected tokens in chunks of Tc keys and
+ *                    CopyIn  : k|k_rope and v rows of the chunk  -> Unified Buffer (UB)
+ *                    Compute : scores, P, dP, dS; dq += dS k, and the chunk's dk, dv parts
+ *                    CopyOut : atomically add the chunk's dk|dk_rope, dv into the accumulators
+ *                  then write dq|dq_rope of the row (each item owns its rows: no atomics);
+ *   sfag_finalize  convert the accumulators to the output dtype into dk, dk_rope, dv.
+ * All arithmetic is float32; inputs are converted when they arrive in UB, outputs when they
+ * leave it (round to nearest even).
+ *
+ * UB layouts (all rows padded with zeros to whole 64-float vector repeats):
+ *   "kq" rows: [ k (D) ... | k_rope (Dr) ... ]  L = dPad + drPad floats; q rows and dq rows alike
+ *   "v"  rows: [ v (D) ... ]                   dPad floats; d_out rows are read from L-pitched rows
+ */
+#include <kernel_operator.h>
+
+#include "sfag_tiling.h"
+#include "sparse_flash_attention_grad.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr uint32_t BLOCK_BYTES = 32; // DataCopy works in 32-byte blocks of UB
+
+__aicore__ inline uint32_t RoundUp(uint32_t value, uint32_t step) { return (value + step - 1) / step * step; }
+
+// Gap between two rows in UB, in 32-byte blocks: rows of `payload` bytes every `pitch` bytes.
+__aicore__ inline uint32_t UbGap(uint32_t pitch, uint32_t payload) {
+    return (pitch - RoundUp(payload, BLOCK_BYTES)) / BLOCK_BYTES;
+}
+
+// rows x rowLen elements from GM (rows `srcGap` elements apart after each row's end) into UB rows
+// `pitch` elements apart. The tail of each row's last 32-byte block is filled with zeros.
+template <typename T>
+__aicore__ inline void LoadRows(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t rows,
+                                uint32_t rowLen, uint32_t srcGap, uint32_t pitch) {
+    uint32_t payload = rowLen * sizeof(T);
+    DataCopyExtParams params{static_cast<uint16_t>(rows), payload, srcGap * static_cast<uint32_t>(sizeof(T)),
+                             UbGap(pitch * sizeof(T), payload), 0};
+    uint8_t tail = static_cast<uint8_t>((RoundUp(payload, BLOCK_BYTES) - payload) / sizeof(T));
+    DataCopyPadExtParams<T> pad{true, 0, tail, static_cast<T>(0.0f)};
+    DataCopyPad(dst, src, params, pad);
+}
+
+// rows x rowLen elements from UB rows `pitch` elements apart into GM rows `dstGap` elements apart.
+template <typename T>
+__aicore__ inline void StoreRows(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint32_t rows,
+                                 uint32_t rowLen, uint32_t pitch, uint32_t dstGap) {
+    uint32_t payload = rowLen * sizeof(T);
+    DataCopyExtParams params{static_cast<uint16_t>(rows), payload, UbGap(pitch * sizeof(T), payload),
+                             dstGap * static_cast<uint32_t>(sizeof(T)), 0};
+    DataCopyPad(dst, src, params);
+}
+
+// Zero a UB tensor of any element type (Duplicate on its bit pattern).
+template <typename T>
+__aicore__ inline void ZeroFill(const LocalTensor<T> &dst, uint32_t count) {
+    if constexpr (sizeof(T) == 2) {
+        Duplicate(dst.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), count);
+    } else {
+        Duplicate(dst.template ReinterpretCast<float>(), 0.0f, count);
+    }
+}
+
+template <typename T>
+__aicore__ inline void ToFloat(const LocalTensor<float> &dst, const LocalTensor<T> &src, uint32_t count) {
+    if constexpr (IsSameType<T, float>::value) {
+        DataCopy(dst, src, count);
+    } else {
+        Cast(dst, src, RoundMode::CAST_NONE, count); // exact: every half and bfloat16 is a float
+    }
+}
+
+template <typename T>
+__aicore__ inline void FromFloat(const LocalTensor<T> &dst, const LocalTensor<float> &src, uint32_t count) {
+    if constexpr (IsSameType<T, float>::value) {
+        DataCopy(dst, src, count);
+    } else {
+        Cast(dst, src, RoundMode::CAST_RINT, count); // round to nearest even, as the spec's rounding
+    }
+}
+
+// dst[r] = sum of the first `chunks` 64-float pieces of row r of `src` (rows `pitch` floats apart).
+__aicore__ inline void RowSums(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                               const LocalTensor<float> &part, uint32_t rows, uint32_t pitch, uint32_t chunks,
+                               uint32_t partPitch) {
+    // part[c][r] = sum of piece c of row r: one WholeReduceSum per piece, a repeat per row.
+    for (uint32_t c = 0; c < chunks; ++c) {
+        WholeReduceSum(part[c * partPitch], src[c * SFAG_VEC_FLOATS], SFAG_VEC_FLOATS, rows, 1, 1, pitch / 8);
+    }
+    PipeBarrier<PIPE_V>();
+    Adds(dst, part, 0.0f, rows);
+    for (uint32_t c = 1; c < chunks; ++c) {
+        PipeBarrier<PIPE_V>();
+        Add(dst, dst, part[c * partPitch], rows);
+    }
+    PipeBarrier<PIPE_V>();
+}
+
+// dst[r] = dot(mat row r, vec) over `chunks` 64-float pieces; `prod` is scratch shaped like `mat`.
+__aicore__ inline void RowDot(const LocalTensor<float> &dst, const LocalTensor<float> &mat,
+                              const LocalTensor<float> &vec, const LocalTensor<float> &prod,
+                              const LocalTensor<float> &part, uint32_t rows, uint32_t pitch, uint32_t chunks,
+                              uint32_t partPitch) {
+    // A repeat is one row's piece; src1's repeat stride 0 reuses the same piece of `vec` for every row.
+    uint8_t stride = static_cast<uint8_t>(pitch / 8);
+    for (uint32_t c = 0; c < chunks; ++c) {
+        Mul(prod[c * SFAG_VEC_FLOATS], mat[c * SFAG_VEC_FLOATS], vec[c * SFAG_VEC_FLOATS],
+            static_cast<uint64_t>(SFAG_VEC_FLOATS), static_cast<uint8_t>(rows),
+            BinaryRepeatParams(1, 1, 1, stride, stride, 0));
+    }
+    PipeBarrier<PIPE_V>();
+    RowSums(dst, prod, part, rows, pitch, chunks, partPitch);
+}
+
+// The accumulators in the workspace: float rows of D, Dr and D values, like dk, dk_rope and dv.
+struct Accumulators {
+    GlobalTensor<float> dk, dkr, dv;
+
+    __aicore__ inline void Init(GM_ADDR workspace, const SfagTiling &t) {
+        dk.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + t.accDkOffset), t.accRows * t.D);
+        dv.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + t.accDvOffset), t.accRows * t.D);
+        if (t.Dr > 0) {
+            dkr.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + t.accDkrOffset), t.accRows * t.Dr);
+        }
+    }
+};
+
+// One core's share [begin, end) of `total` elements, in whole vector repeats.
+__aicore__ inline void ShareOf(int64_t total, int64_t &begin, int64_t &end) {
+    int64_t per = (total + GetBlockNum() - 1) / GetBlockNum();
+    per = (per + SFAG_VEC_FLOATS - 1) / SFAG_VEC_FLOATS * SFAG_VEC_FLOATS;
+    begin = per * GetBlockIdx();
+    end = begin + per < total ? begin + per : total;
+}
+
+constexpr uint32_t FLAT_CHUNK = 4096; // elements per step of sfag_zero and sfag_finalize
+
+class SfagZero {
+public:
+    __aicore__ inline void Run(GM_ADDR workspace, const SfagTiling &t) {
+        pipe.InitBuffer(zeros, FLAT_CHUNK * sizeof(float));
+        LocalTensor<float> z = zeros.Get<float>();
+        Duplicate(z, 0.0f, FLAT_CHUNK);
+        PipeBarrier<PIPE_ALL>(); // the copies below read what Duplicate wrote
+        Accumulators acc;
+        acc.Init(workspace, t);
+        ZeroRange(acc.dk, t.accRows * t.D, z);
+        ZeroRange(acc.dv, t.accRows * t.D, z);
+        if (t.Dr > 0) {
+            ZeroRange(acc.dkr, t.accRows * t.Dr, z);
+        }
+    }
+
+private:
+    __aicore__ inline void ZeroRange(const GlobalTensor<float> &gm, int64_t total, const LocalTensor<float> &z) {
+        int64_t begin, end;
+        ShareOf(total, begin, end);
+        for (int64_t pos = begin; pos < end; pos += FLAT_CHUNK) {
+            uint32_t n = static_cast<uint32_t>(end - pos < FLAT_CHUNK ? end - pos : FLAT_CHUNK);
+            StoreRows(gm[pos], z, 1, n, FLAT_CHUNK, 0);
+        }
+    }
+
+    TPipe pipe;
+    TBuf<TPosition::VECOUT> zeros;
+};
+
+template <typename T>
+class SfagFinalize {
+public:
+    __aicore__ inline void Run(GM_ADDR workspace, GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv, const SfagTiling &t) {
+        pipe.InitBuffer(inQueue, 1, FLAT_CHUNK * sizeof(float));
+        pipe.InitBuffer(outQueue, 1, FLAT_CHUNK * sizeof(T));
+        Accumulators acc;
+        acc.Init(workspace, t);
+        Convert(acc.dk, dk, t.accRows * t.D);
+        Convert(acc.dv, dv, t.accRows * t.D);
+        if (t.Dr > 0) {
+            Convert(acc.dkr, dkr, t.accRows * t.Dr);
+        }
+    }
+
+private:
+    __aicore__ inline void Convert(const GlobalTensor<float> &src, GM_ADDR dstAddr, int64_t total) {
+        GlobalTensor<T> dst;
+        dst.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dstAddr), total);
+        int64_t begin, end;
+        ShareOf(total, begin, end);
+        for (int64_t pos = begin; pos < end; pos += FLAT_CHUNK) {
+            uint32_t n = static_cast<uint32_t>(end - pos < FLAT_CHUNK ? end - pos : FLAT_CHUNK);
+            // CopyIn
+            LocalTensor<float> in = inQueue.AllocTensor<float>();
+            LoadRows(in, src[pos], 1, n, 0, RoundUp(n, SFAG_VEC_FLOATS));
+            inQueue.EnQue(in);
+            // Compute
+            in = inQueue.DeQue<float>();
+            LocalTensor<T> out = outQueue.AllocTensor<T>();
+            FromFloat(out, in, RoundUp(n, SFAG_VEC_FLOATS));
+            outQueue.EnQue(out);
+            inQueue.FreeTensor(in);
+            // CopyOut
+            out = outQueue.DeQue<T>();
+            StoreRows(dst[pos], out, 1, n, RoundUp(n, SFAG_VEC_FLOATS), 0);
+            outQueue.FreeTensor(out);
+        }
+    }
+
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> inQueue;
+    TQue<QuePosition::VECOUT, 1> outQueue;
+};
+
+struct SfagInputs {
+    GM_ADDR q, qr, k, kr, v, indices, dout, out, softmaxMax, softmaxSum, dq, dqr, workspace;
+};
+
+template <typename T>
+class SfagMain {
+public:
+    __aicore__ inline void Init(const SfagInputs &in, const SfagTiling &tiling) {
+        t = tiling;
+        hb = static_cast<uint32_t>(t.headsPerItem);
+        tc = static_cast<uint32_t>(t.tokensPerChunk);
+        dPad = static_cast<uint32_t>(t.dPad);
+        L = static_cast<uint32_t>(t.dPad + t.drPad);
+        rp = static_cast<uint32_t>(t.rowPad);
+        qGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.q));
+        kGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.k));
+        vGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.v));
+        doutGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.dout));
+        outGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.out));
+        dqGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.dq));
+        if (t.Dr > 0) {
+            qrGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.qr));
+            krGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.kr));
+            dqrGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(in.dqr));
+        }
+        idxGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(in.indices));
+        maxGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(in.softmaxMax));
+        sumGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(in.softmaxSum));
+        acc.Init(in.workspace, t);
+
+        uint32_t most = tc > hb ? tc : hb;
+        pipe.InitBuffer(kqIn, 1, tc * L * sizeof(T));
+        pipe.InitBuffer(vIn, 1, tc * dPad * sizeof(T));
+        pipe.InitBuffer(headIn, 1, hb * L * sizeof(T));
+        pipe.InitBuffer(dkOut, 1, tc * L * sizeof(float));
+        pipe.InitBuffer(dvOut, 1, tc * dPad * sizeof(float));
+        pipe.InitBuffer(dqOut, 1, hb * L * sizeof(T));
+        pipe.InitBuffer(kqBuf, tc * L * sizeof(float));
+        pipe.InitBuffer(vBuf, tc * dPad * sizeof(float));
+        pipe.InitBuffer(prodBuf, most * L * sizeof(float));
+        pipe.InitBuffer(qBuf, hb * L * sizeof(float));
+        pipe.InitBuffer(doBuf, hb * L * sizeof(float));
+        pipe.InitBuffer(dqBuf, hb * L * sizeof(float));
+        pipe.InitBuffer(partBuf, (L / SFAG_VEC_FLOATS) * rp * sizeof(float));
+        pipe.InitBuffer(smallBuf, 5 * rp * sizeof(float));
+        kqF = kqBuf.Get<float>();
+        vF = vBuf.Get<float>();
+        prod = prodBuf.Get<float>();
+        qF = qBuf.Get<float>();
+        doF = doBuf.Get<float>();
+        dqAcc = dqBuf.Get<float>();
+        part = partBuf.Get<float>();
+        LocalTensor<float> small = smallBuf.Get<float>();
+        z = small;
+        p = small[rp];
+        dp = small[2 * rp];
+        ds = small[3 * rp];
+        delta = small[4 * rp];
+        // The staging buffers' padding must read as zero forever: zero them once; the loads
+        // below only ever write the data part of each row (plus zeros to the 32-byte boundary).
+        ZeroStage(kqIn, tc * L);
+        ZeroStage(vIn, tc * dPad);
+        ZeroStage(headIn, hb * L);
+    }
+
+    __aicore__ inline void Process() {
+        for (int64_t item = GetBlockIdx(); item < t.items; item += GetBlockNum()) {
+            ProcessItem(item);
+        }
+    }
+
+private:
+    template <typename Q>
+    __aicore__ inline void ZeroStage(Q &queue, uint32_t count) {
+        LocalTensor<T> stage = queue.template AllocTensor<T>();
+        ZeroFill(stage, count);
+        queue.FreeTensor(stage); // the next AllocTensor (for a load) waits for this write
+    }
+
+    __aicore__ inline void ProcessItem(int64_t item) {
+        int64_t groups = t.G / hb;
+        hgroup = item % groups;
+        n2 = (item / groups) % t.N2;
+        s = (item / groups / t.N2) % t.S1;
+        b = item / groups / t.N2 / t.S1;
+        int64_t threshold = t.S2;
+        if (t.sparseMode == 3) {
+            threshold = t.S2 - t.S1 + s + 1;
+            threshold = threshold < 0 ? 0 : (threshold > t.S2 ? t.S2 : threshold);
+        }
+        LoadHeads();
+        Duplicate(dqAcc, 0.0f, hb * L);
+        PipeBarrier<PIPE_V>();
+        // Walk the valid prefix of the row's block list; cut each block at the threshold.
+        segments = 0;
+        tokens = 0;
+        int64_t rowBase = ((b * t.S1 + s) * t.N2 + n2) * t.K;
+        for (int64_t i = 0; i < t.K; ++i) {
+            int64_t id = idxGm.GetValue(rowBase + i);
+            if (id < 0) {
+                break;
+            }
+            int64_t start = id * t.blockSize;
+            int64_t end = start + t.blockSize < threshold ? start + t.blockSize : threshold;
+            while (start < end) {
+                int64_t room = static_cast<int64_t>(tc - tokens);
+                int64_t take = end - start < room ? end - start : room;
+                segStart[segments] = start;
+                segLen[segments] = static_cast<uint32_t>(take);
+                segRow[segments] = tokens;
+                ++segments;
+                tokens += static_cast<uint32_t>(take);
+                start += take;
+                if (tokens == tc) {
+                    RunChunk();
+                }
+            }
+        }
+        if (tokens > 0) {
+            RunChunk();
+        }
+        WriteDq();
+    }
+
+    // q|q_rope and d_out rows of the item's heads, Delta = d_out . out, and the softmax statistics.
+    __aicore__ inline void LoadHeads() {
+        int64_t headRow = (b * t.S1 + s) * t.N1 + n2 * t.G + hgroup * hb; // first query head's row
+        LocalTensor<T> stage = headIn.AllocTensor<T>();
+        LoadRows(stage, qGm[headRow * t.D], hb, t.D, 0, L);
+        if (t.Dr > 0) {
+            LoadRows(stage[dPad], qrGm[headRow * t.Dr], hb, t.Dr, 0, L);
+        }
+        headIn.EnQue(stage);
+        stage = headIn.DeQue<T>();
+        ToFloat(qF, stage, hb * L);
+        headIn.FreeTensor(stage);
+
+        stage = headIn.AllocTensor<T>();
+        LoadRows(stage, doutGm[headRow * t.D], hb, t.D, 0, L);
+        headIn.EnQue(stage);
+        stage = headIn.DeQue<T>();
+        ToFloat(doF, stage, hb * L);
+        headIn.FreeTensor(stage);
+
+        stage = headIn.AllocTensor<T>();
+        LoadRows(stage, outGm[headRow * t.D], hb, t.D, 0, L);
+        headIn.EnQue(stage);
+        stage = headIn.DeQue<T>();
+        ToFloat(prod, stage, hb * L);
+        headIn.FreeTensor(stage);
+        PipeBarrier<PIPE_V>();
+        Mul(prod, prod, doF, hb * L); // the q_rope part of these rows is stale but not summed
+        PipeBarrier<PIPE_V>();
+        RowSums(delta, prod, part, hb, L, dPad / SFAG_VEC_FLOATS, rp);
+        PipeBarrier<PIPE_ALL>(); // scalar reads of delta follow
+        int64_t statBase = ((b * t.N2 + n2) * t.S1 + s) * t.G + hgroup * hb;
+        for (uint32_t i = 0; i < hb; ++i) {
+            deltaS[i] = delta.GetValue(i);
+            rowMax[i] = maxGm.GetValue(statBase + i);
+            float sum = sumGm.GetValue(statBase + i);
+            invSum[i] = sum > 0.0f ? 1.0f / sum : 0.0f; // rows that see nothing have sum 0 and no keys
+        }
+    }
+
+    __aicore__ inline void RunChunk() {
+        CopyIn();
+        Compute();
+        CopyOut();
+        segments = 0;
+        tokens = 0;
+    }
+
+    // k|k_rope and v rows of the chunk's tokens: a segment is a run of consecutive keys.
+    __aicore__ inline void CopyIn() {
+        LocalTensor<T> kq = kqIn.AllocTensor<T>();
+        LocalTensor<T> vv = vIn.AllocTensor<T>();
+        for (uint32_t g = 0; g < segments; ++g) {
+            int64_t keyRow = (b * t.S2 + segStart[g]) * t.N2 + n2;
+            uint32_t gap = static_cast<uint32_t>((t.N2 - 1) * t.D); // other KV heads sit between rows
+            LoadRows(kq[segRow[g] * L], kGm[keyRow * t.D], segLen[g], t.D, gap, L);
+            LoadRows(vv[segRow[g] * dPad], vGm[keyRow * t.D], segLen[g], t.D, gap, dPad);
+            if (t.Dr > 0) {
+                uint32_t gapR = static_cast<uint32_t>((t.N2 - 1) * t.Dr);
+                LoadRows(kq[segRow[g] * L + dPad], krGm[keyRow * t.Dr], segLen[g], t.Dr, gapR, L);
+            }
+        }
+        kqIn.EnQue(kq);
+        vIn.EnQue(vv);
+    }
+
+    __aicore__ inline void Compute() {
+        LocalTensor<T> kq = kqIn.DeQue<T>();
+        LocalTensor<T> vv = vIn.DeQue<T>();
+        ToFloat(kqF, kq, tc * L);
+        ToFloat(vF, vv, tc * dPad);
+        kqIn.FreeTensor(kq);
+        vIn.FreeTensor(vv);
+        LocalTensor<float> dk = dkOut.AllocTensor<float>();
+        LocalTensor<float> dv = dvOut.AllocTensor<float>();
+        Duplicate(dk, 0.0f, tc * L);
+        Duplicate(dv, 0.0f, tc * dPad);
+        PipeBarrier<PIPE_V>();
+        uint32_t n = tokens;
+        float scale = t.scale;
+        for (uint32_t i = 0; i < hb; ++i) {
+            LocalTensor<float> qi = qF[i * L];
+            LocalTensor<float> doi = doF[i * L];
+            // z = scale * (q . k + q_rope . k_rope);  P = exp(z - max) / sum
+            RowDot(z, kqF, qi, prod, part, n, L, L / SFAG_VEC_FLOATS, rp);
+            Muls(z, z, scale, n);
+            PipeBarrier<PIPE_V>();
+            Adds(z, z, -rowMax[i], n);
+            PipeBarrier<PIPE_V>();
+            Exp(z, z, n);
+            PipeBarrier<PIPE_V>();
+            Muls(p, z, invSum[i], n);
+            // dS = P * (d_out . v - Delta)
+            RowDot(dp, vF, doi, prod, part, n, dPad, dPad / SFAG_VEC_FLOATS, rp);
+            Adds(dp, dp, -deltaS[i], n);
+            PipeBarrier<PIPE_V>();
+            Mul(ds, p, dp, n);
+            PipeBarrier<PIPE_ALL>(); // the scalar reads of P and dS below wait for the vector unit
+            for (uint32_t r = 0; r < n; ++r) {
+                float pr = p.GetValue(r);
+                float dsr = ds.GetValue(r);
+                Axpy(dqAcc[i * L], kqF[r * L], dsr, L);     // dq|dq_rope += dS * k|k_rope
+                Axpy(dk[r * L], qi, dsr * scale, L);        // dk|dk_rope += scale * dS * q|q_rope
+                Axpy(dv[r * dPad], doi, pr, dPad);          // dv += P * d_out
+                PipeBarrier<PIPE_V>();
+            }
+        }
+        dkOut.EnQue(dk);
+        dvOut.EnQue(dv);
+    }
+
+    // Add the chunk's dk|dk_rope and dv rows into the accumulators (other cores add to them too).
+    __aicore__ inline void CopyOut() {
+        LocalTensor<float> dk = dkOut.DeQue<float>();
+        LocalTensor<float> dv = dvOut.DeQue<float>();
+        uint32_t gap = static_cast<uint32_t>((t.N2 - 1) * t.D);
+        uint32_t gapR = static_cast<uint32_t>((t.N2 - 1) * t.Dr);
+        SetAtomicAdd<float>();
+        for (uint32_t g = 0; g < segments; ++g) {
+            int64_t keyRow = (b * t.S2 + segStart[g]) * t.N2 + n2;
+            StoreRows(acc.dk[keyRow * t.D], dk[segRow[g] * L], segLen[g], t.D, L, gap);
+            StoreRows(acc.dv[keyRow * t.D], dv[segRow[g] * dPad], segLen[g], t.D, dPad, gap);
+            if (t.Dr > 0) {
+                StoreRows(acc.dkr[keyRow * t.Dr], dk[segRow[g] * L + dPad], segLen[g], t.Dr, L, gapR);
+            }
+        }
+        SetAtomicNone();
+        dkOut.FreeTensor(dk);
+        dvOut.FreeTensor(dv);
+    }
+
+    // dq|dq_rope = scale * accumulated sums, in the output dtype; this item owns these rows.
+    __aicore__ inline void WriteDq() {
+        Muls(dqAcc, dqAcc, t.scale, hb * L);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<T> o = dqOut.AllocTensor<T>();
+        FromFloat(o, dqAcc, hb * L);
+        dqOut.EnQue(o);
+        o = dqOut.DeQue<T>();
+        int64_t headRow = (b * t.S1 + s) * t.N1 + n2 * t.G + hgroup * hb;
+        StoreRows(dqGm[headRow * t.D], o, hb, t.D, L, 0);
+        if (t.Dr > 0) {
+            StoreRows(dqrGm[headRow * t.Dr], o[dPad], hb, t.Dr, L, 0);
+        }
+        dqOut.FreeTensor(o);
+    }
+
+    SfagTiling t;
+    uint32_t hb, tc, dPad, L, rp;
+    int64_t b, s, n2, hgroup;
+    GlobalTensor<T> qGm, qrGm, kGm, krGm, vGm, doutGm, outGm, dqGm, dqrGm;
+    GlobalTensor<int32_t> idxGm;
+    GlobalTensor<float> maxGm, sumGm;
+    Accumulators acc;
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> kqIn, vIn, headIn;
+    TQue<QuePosition::VECOUT, 1> dkOut, dvOut, dqOut;
+    TBuf<TPosition::VECCALC> kqBuf, vBuf, prodBuf, qBuf, doBuf, dqBuf, partBuf, smallBuf;
+    LocalTensor<float> kqF, vF, prod, qF, doF, dqAcc, part, z, p, dp, ds, delta;
+    // The chunk: `segments` runs of consecutive keys, `tokens` rows in all.
+    int64_t segStart[SFAG_MAX_TOKENS_PER_CHUNK];
+    uint32_t segLen[SFAG_MAX_TOKENS_PER_CHUNK];
+    uint32_t segRow[SFAG_MAX_TOKENS_PER_CHUNK];
+    uint32_t segments, tokens;
+    float deltaS[SFAG_MAX_HEADS_PER_ITEM], rowMax[SFAG_MAX_HEADS_PER_ITEM], invSum[SFAG_MAX_HEADS_PER_ITEM];
+};
+
+} // namespace
+
+extern "C" __global__ __aicore__ void sfag_zero(GM_ADDR workspace, SfagTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    SfagZero op;
+    op.Run(workspace, tiling);
+}
+
+extern "C" __global__ __aicore__ void sfag_main(GM_ADDR q, GM_ADDR qr, GM_ADDR k, GM_ADDR kr, GM_ADDR v,
+                                                GM_ADDR indices, GM_ADDR dout, GM_ADDR out, GM_ADDR softmaxMax,
+                                                GM_ADDR softmaxSum, GM_ADDR dq, GM_ADDR dqr, GM_ADDR workspace,
+                                                SfagTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    SfagInputs in{q, qr, k, kr, v, indices, dout, out, softmaxMax, softmaxSum, dq, dqr, workspace};
+    if (tiling.dtype == KERNEL_F16) {
+        SfagMain<half> op;
+        op.Init(in, tiling);
+        op.Process();
+    } else if (tiling.dtype == KERNEL_BF16) {
+        SfagMain<bfloat16_t> op;
+        op.Init(in, tiling);
+        op.Process();
+    } else {
+        SfagMain<float> op;
+        op.Init(in, tiling);
+        op.Process();
+    }
+}
+
+extern "C" __global__ __aicore__ void sfag_finalize(GM_ADDR workspace, GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv,
+                                                    SfagTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (tiling.dtype == KERNEL_F16) {
+        SfagFinalize<half> op;
+        op.Run(workspace, dk, dkr, dv, tiling);
+    } else if (tiling.dtype == KERNEL_BF16) {
+        SfagFinalize<bfloat16_t> op;
+        op.Run(workspace, dk, dkr, dv, tiling);
+    } else {
+        SfagFinalize<float> op;
+        op.Run(workspace, dk, dkr, dv, tiling);
+    }
+}
+
+#ifndef ASCENDC_CPU_DEBUG
+/* Host side (bisheng's host pass): enqueue the three kernels on the caller's stream, in order.
+ * Called from kernel_run in sfag_host.cpp with the tiling it computed. */
+extern "C" void sfag_launch(void *stream, const SfagPointers *ptr, const SfagTiling *tiling) {
+    uint32_t blocks = static_cast<uint32_t>(tiling->blocks);
+    sfag_zero<<<blocks, nullptr, stream>>>(ptr->workspace, *tiling);
+    sfag_main<<<blocks, nullptr, stream>>>(ptr->q, ptr->qr, ptr->k, ptr->kr, ptr->v, ptr->indices, ptr->dout,
+                                           ptr->out, ptr->softmaxMax, ptr->softmaxSum, ptr->dq, ptr->dqr,
+                                           ptr->workspace, *tiling);
+    sfag_finalize<<<blocks, nullptr, stream>>>(ptr->workspace, ptr->dk, ptr->dkr, ptr->dv, *tiling);
+}
+#endif

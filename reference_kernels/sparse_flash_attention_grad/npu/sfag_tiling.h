@@ -1,0 +1,55 @@
+/*
+ * sfag_tiling.h: what the host computes once per call and every AI core reads (the "tiling").
+ *
+ * Shared by the host file (sfag_host.cpp, compiled by the host C++ compiler) and the kernel
+ * file (sfag_kernel.cpp, compiled by bisheng), so it holds plain integers only. The kernels
+ * get it by value as their last argument.
+ *
+ * Starter kernel of the opjudge NPU track. NOT YET RUN ON NPU HARDWARE: written from the
+ * Ascend C documentation, correct by construction as far as it was reasoned; see README.md.
+ */
+#ifndef SFAG_TILING_H
+#define SFAG_TILING_H
+
+#include <stdint.h>
+
+/* Bounds of the kernel's fixed-size scalar arrays. */
+#define SFAG_MAX_TOKENS_PER_CHUNK 64
+#define SFAG_MAX_HEADS_PER_ITEM 16
+/* Rows are padded to whole vector repeats (64 floats); a repeat stride is at most 255 blocks
+ * of 32 bytes, so a padded row of q|q_rope may hold at most 1984 floats. */
+#define SFAG_VEC_FLOATS 64
+#define SFAG_MAX_ROW_FLOATS 1984
+/* Unified Buffer bytes the tiling may plan for (the 910B's vector core has 192 KiB). */
+#define SFAG_UB_BUDGET_BYTES (184 * 1024)
+/* Vector cores asked for; 40 is the 910B3's count (20 AI cores x 2 vector cores). */
+#define SFAG_MAX_BLOCKS 40
+
+typedef struct SfagTiling {
+    /* Sizes, as in kernel_args (G = N1 / N2). */
+    int64_t B, S1, S2, N1, N2, G, D, Dr, K;
+    int64_t blockSize;  /* bs: tokens per selected block */
+    int64_t sparseMode; /* 0 (all keys) or 3 (right-down causal) */
+    float scale;
+    int32_t dtype;       /* KERNEL_F32, KERNEL_F16 or KERNEL_BF16 */
+    /* The split of the work. */
+    int32_t headsPerItem;   /* Hb: query heads of one KV head handled together (divides G) */
+    int32_t tokensPerChunk; /* Tc: selected keys loaded into the Unified Buffer at once */
+    int32_t dPad;           /* D rounded up to a multiple of 64 */
+    int32_t drPad;          /* Dr rounded up to a multiple of 64 (0 when Dr == 0) */
+    int32_t rowPad;         /* rows of the small per-token vectors, a multiple of 8 */
+    int32_t blocks;         /* vector cores launched */
+    int64_t items;          /* B * S1 * N2 * (G / Hb): one query row and head group each */
+    /* Float32 accumulators of dk, dk_rope and dv in the workspace (byte offsets). */
+    int64_t accRows;        /* B * S2 * N2 */
+    int64_t accDkOffset, accDkrOffset, accDvOffset;
+    int64_t workspaceBytes;
+} SfagTiling;
+
+/* Device addresses for the launch (kernel_args' pointers, as the kernels take them). */
+typedef struct SfagPointers {
+    uint8_t *q, *qr, *k, *kr, *v, *indices, *dout, *out, *softmaxMax, *softmaxSum;
+    uint8_t *dq, *dqr, *dk, *dkr, *dv, *workspace;
+} SfagPointers;
+
+#endif /* SFAG_TILING_H */
