@@ -127,6 +127,13 @@ class CudaToolchain(Toolchain):
         argv = self.command(install=install, sources=units, include_dirs=include_dirs, output=output)
         if not units:
             return BuildResult(False, Verdict.CE, None, "no .cu or .cpp source to compile", 0.0, toolchain, argv)
+        cu_files = [u.name for u in units if u.suffix == ".cu"]
+        if len(cu_files) > 1:
+            # nvcc registers each .cu file's device code with a load-time constructor; the library
+            # check allows exactly one (judge/policy/cuda.py), so say it plainly here instead.
+            message = (f"one .cu file per submission, not {len(cu_files)} ({', '.join(cu_files)}): "
+                       "put the rest of the device code in .cuh headers that it includes")
+            return BuildResult(False, Verdict.CE, None, message, 0.0, toolchain, argv)
         tmp = workdir / ".nvcc-tmp"  # nvcc's intermediate files: the build folder is the only writable one
         tmp.mkdir(exist_ok=True)
         binds = [Bind(source=workdir, target=workdir, writable=True)]
