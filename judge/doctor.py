@@ -68,8 +68,8 @@ def render_doctor(checks: list[DoctorCheck]) -> str:
     for check in checks:
         lines.append(f"{check.area:<{width_area}}  {check.name:<{width_name}}  "
                      f"{check.status.value:<{width_status}}  {check.detail}")
-    summary = {area: all(c.ok for c in checks if c.area == area) for area in ("cpu", "cuda", "npu")}
-    ready = [area for area, ok in summary.items() if ok]
+    ready = [area for area in ("cpu", "cuda", "npu")
+             if any(c.area == area for c in checks) and all(c.ok for c in checks if c.area == area)]
     lines.append("")
     lines.append(f"backends ready on this host: {', '.join(ready) or 'none'}")
     return "\n".join(lines)

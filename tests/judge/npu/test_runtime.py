@@ -1,0 +1,155 @@
+"""NpuRuntime without torch_npu: its logic runs against a CPU stand-in for the device API."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from judge.abi import kernel_args_struct, pack_args
+from judge.errors import ToolchainUnavailableError
+from judge.host import HostConfig
+from judge.tracks.npu import TRACK, device_nodes, readonly_paths, runner_env, runtime_options
+from judge.tracks.npu.runtime import ALIGN_BYTES, MIN_FLUSH_BYTES, NpuRuntime, NpuRuntimeOptions
+from tests.judge.npu.conftest import HEADER
+
+
+class FakeEvent:
+    def __init__(self, log: list[str]) -> None:
+        self.log, self.at = log, 0.0
+
+    def record(self) -> None:
+        self.log.append("record")
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        self.log.append("event-sync")
+
+    def elapsed_time(self, end: FakeEvent) -> float:
+        return (end.at - self.at) * 1000.0
+
+
+class FakeApi:
+    """The device API on the CPU: tensors are host tensors, the stream a fixed number."""
+
+    device = torch.device("cpu")
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def stream_pointer(self) -> int:
+        return 0xC0FFEE00
+
+    def synchronize(self) -> None:
+        self.log.append("sync")
+
+    def timing_event(self) -> FakeEvent:
+        return FakeEvent(self.log)
+
+    def describe(self) -> dict[str, str]:
+        return {"device": "fake NPU", "torch_npu": "none"}
+
+
+OPTIONS = {"device_index": 0, "flush_bytes": MIN_FLUSH_BYTES, "peak_flops": 1e15, "soc": "Ascend910B3",
+           "cann_version": "8.0.RC2"}
+
+
+@pytest.fixture(scope="module")
+def runtime() -> NpuRuntime:
+    return NpuRuntime(OPTIONS, api=FakeApi())
+
+
+def test_runtime_options_are_plain_json_and_checked(tmp_path: Path) -> None:
+    host = HostConfig(work_root=tmp_path, ascend_soc="Ascend910B3", extra={"npu_device": "3"})
+    options = runtime_options(host)
+    assert json.loads(json.dumps(options)) == options
+    assert options["flush_bytes"] >= 384 << 20 and options["peak_flops"] > 0 and options["device_index"] == 0
+    parsed = NpuRuntimeOptions.from_dict(options)
+    assert parsed.soc == "Ascend910B3"
+    with pytest.raises(ValueError, match="flush_bytes"):
+        NpuRuntimeOptions.from_dict({**options, "flush_bytes": 64 << 20})
+    assert runtime_options(HostConfig(work_root=tmp_path))["peak_flops"] == 0.0  # unknown SoC: no floor check
+
+
+def test_track_exposes_device_nodes_readonly_paths_and_child_environment(tmp_path: Path) -> None:
+    host = HostConfig(work_root=tmp_path, ascend_home=Path("/opt/cann"), extra={"npu_device": "3"})
+    assert TRACK.device_nodes(host) == device_nodes(host) == [
+        "/dev/davinci3", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+    assert Path("/usr/local/Ascend/driver") in readonly_paths(host) and Path("/opt/cann") in readonly_paths(host)
+    env = runner_env(host)
+    assert env["ASCEND_RT_VISIBLE_DEVICES"] == "3"  # the child's npu:0 is physical device 3
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == "/opt/cann/lib64"
+    assert env["ASCEND_OPP_PATH"] == "/opt/cann/opp"
+
+
+def test_without_torch_npu_the_runtime_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch_npu", None)  # import torch_npu now raises ImportError
+    with pytest.raises(ToolchainUnavailableError, match="torch_npu"):
+        TRACK.make_runtime(OPTIONS)
+
+
+def test_fresh_copies_land_at_new_aligned_addresses(runtime: NpuRuntime) -> None:
+    source = torch.randn(4, 3, 5).to(torch.bfloat16)
+    copies = [runtime.to_device(source) for _ in range(20)]
+    addresses = {c.data_ptr() for c in copies}
+    assert len(addresses) == 20  # each copy elsewhere, though all are alive at once
+    offsets = {c.storage_offset() * c.element_size() for c in copies}
+    assert all(o % ALIGN_BYTES == 0 and o > 0 for o in offsets) and len(offsets) > 1
+    assert all(torch.equal(c, source) and c.dtype == source.dtype and c.shape == source.shape for c in copies)
+
+
+def test_outputs_are_poisoned_and_workspace_is_garbage(runtime: NpuRuntime) -> None:
+    out = runtime.empty((2, 3), torch.float16, math.nan)
+    assert out.shape == (2, 3) and out.dtype == torch.float16 and torch.isnan(out).all()
+    workspace = runtime.garbage(1 << 16)
+    assert workspace.dtype == torch.uint8 and workspace.numel() == 1 << 16
+    assert workspace.float().std() > 50  # random bytes, not a constant
+    assert runtime.garbage(0).numel() == 0
+
+
+def test_flush_rewrites_the_whole_buffer_with_a_new_value(runtime: NpuRuntime) -> None:
+    runtime.flush_caches()
+    first = int(runtime._flush[-1])
+    runtime.flush_caches()
+    assert int(runtime._flush[0]) == int(runtime._flush[-1]) != first
+    assert runtime._flush.numel() >= 384 << 20
+
+
+def test_time_call_brackets_the_call_with_events_and_waits_for_it(runtime: NpuRuntime) -> None:
+    api: FakeApi = runtime.api  # type: ignore[assignment]
+    api.log.clear()
+
+    def call() -> int:
+        api.log.append("call")
+        time.sleep(0.01)
+        return 3
+
+    rc, elapsed_ns = runtime.time_call(call)
+    assert rc == 3 and 9_000_000 < elapsed_ns < 500_000_000
+    assert api.log[:4] == ["sync", "record", "call", "record"] and "event-sync" in api.log
+
+
+def test_kernel_args_carry_the_stream_and_device_pointers(runtime: NpuRuntime) -> None:
+    # What the runner child does for every call: device tensors and the stream into kernel_args.
+    struct = kernel_args_struct(HEADER)
+    q = runtime.to_device(torch.ones(1, 2, 4, 8))
+    dq = runtime.empty((1, 2, 4, 8), torch.float32, math.nan)
+    pointers: dict[str, Any] = {name: None for name, ctype in struct._fields_ if ctype is ctypes.c_void_p}
+    pointers.update(q=q.data_ptr(), dq=dq.data_ptr(), stream=runtime.stream_handle())
+    scalars = {name: 1 for name, ctype in struct._fields_ if ctype is not ctypes.c_void_p}
+    args = pack_args(struct, pointers=pointers, scalars=scalars)
+    assert args.stream == 0xC0FFEE00
+    assert args.q == q.data_ptr() and args.dq == dq.data_ptr() and args.q_rope is None
+
+
+def test_describe_names_device_soc_and_cann(runtime: NpuRuntime) -> None:
+    assert runtime.describe() == {"device": "fake NPU", "torch_npu": "none", "soc": "Ascend910B3",
+                                  "cann": "8.0.RC2"}
+    assert runtime.peak_flops() == 1e15

@@ -1,0 +1,100 @@
+"""The vendor-operator baseline adapter and its loading seam, with a stand-in for the operator."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+import pytest
+import torch
+
+from judge.tracks.npu.baseline import python_baseline
+from tests.judge.npu.conftest import REPO
+
+REFERENCE = REPO / "reference_kernels"
+ADAPTER = REFERENCE / "sparse_flash_attention_grad" / "npu" / "vendor_baseline.py"
+OFFICIAL = {"B": 1, "S1": 4, "S2": 16, "N1": 8, "N2": 1, "D": 512, "Dr": 64, "K": 2, "block_size": 8,
+            "sparse_mode": 3, "scale": 0.04}
+
+
+def _module() -> Any:
+    spec = importlib.util.spec_from_file_location("vendor_baseline_under_test", ADAPTER)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class FakeOperator:
+    """Records its call and returns gradients shaped like the inputs, as the real operator does."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, ...]:
+        self.calls.append((args, kwargs))
+        query, key, value = args[0], args[1], args[2]
+        rope = kwargs["query_rope"]
+        empty = torch.empty(0)
+        return (torch.full_like(query, 1.0), torch.full_like(key, 2.0), torch.full_like(value, 3.0),
+                torch.full_like(rope, 4.0) if rope is not None else empty,
+                torch.full_like(kwargs["key_rope"], 5.0) if rope is not None else empty)
+
+
+def _inputs(dr: int = 64) -> dict[str, torch.Tensor | None]:
+    b, s1, s2, n1, d = 1, 4, 16, 8, 512
+    return {
+        "q": torch.zeros(b, s1, n1, d), "k": torch.zeros(b, s2, 1, d), "v": torch.zeros(b, s2, 1, d),
+        "q_rope": torch.zeros(b, s1, n1, dr) if dr else None, "k_rope": torch.zeros(b, s2, 1, dr) if dr else None,
+        "sparse_indices": torch.zeros(b, s1, 1, 2, dtype=torch.int32), "d_out": torch.zeros(b, s1, n1, d),
+        "out": torch.zeros(b, s1, n1, d), "softmax_max": torch.zeros(b, 1, s1, n1),
+        "softmax_sum": torch.ones(b, 1, s1, n1),
+    }
+
+
+def test_supported_cases_follow_the_operator_documentation() -> None:
+    kernel = _module().VendorSparseFlashAttentionGrad(FakeOperator(), torch)
+    assert kernel.unsupported_reason(OFFICIAL, "bfloat16") is None
+    assert kernel.unsupported_reason(OFFICIAL, "float16") is None
+    reason = kernel.unsupported_reason({**OFFICIAL, "Dr": 0, "N2": 2}, "float32")
+    assert reason is not None
+    assert "float32" in reason and "Dr = 0" in reason and "N2 = 2" in reason
+    assert "block size 4" in kernel.unsupported_reason({**OFFICIAL, "block_size": 4}, "bfloat16")
+    assert "N1 = 6" in kernel.unsupported_reason({**OFFICIAL, "N1": 6}, "bfloat16")
+
+
+def test_the_call_maps_abi_names_to_the_operator_arguments() -> None:
+    operator = FakeOperator()
+    kernel = _module().VendorSparseFlashAttentionGrad(operator, torch, index_dtype="int64", attention_mode=2)
+    inputs = _inputs()
+    prepared = kernel.prepare(inputs, OFFICIAL)
+    assert prepared["args"][3].dtype == torch.int64  # converted once, outside the timed call
+    assert kernel.run(prepared) == 0
+    args, kwargs = operator.calls[0]
+    assert args[0] is inputs["q"] and args[1] is inputs["k"] and args[2] is inputs["v"]
+    assert args[4] is inputs["d_out"] and args[5] is inputs["out"]
+    assert args[6] is inputs["softmax_max"] and args[7] is inputs["softmax_sum"]
+    assert args[8] == pytest.approx(0.04) and args[9] == 8
+    assert kwargs == {"query_rope": inputs["q_rope"], "key_rope": inputs["k_rope"], "layout": "BSND",
+                      "sparse_mode": 3, "attention_mode": 2}
+    outputs = kernel.outputs()
+    assert sorted(outputs) == ["dk", "dk_rope", "dq", "dq_rope", "dv"]
+    assert float(outputs["dq"][0, 0, 0, 0]) == 1.0 and float(outputs["dk_rope"][0, 0, 0, 0]) == 5.0
+
+
+def test_without_rope_the_rope_outputs_are_absent() -> None:
+    kernel = _module().VendorSparseFlashAttentionGrad(FakeOperator(), torch)
+    kernel.run(kernel.prepare(_inputs(dr=0), {**OFFICIAL, "Dr": 0}))
+    assert sorted(kernel.outputs()) == ["dk", "dq", "dv"]
+
+
+def test_loading_seam_gives_none_here_and_the_adapter_where_the_operator_exists(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # No torch_npu on this machine: no vendor baseline, the starter kernel is timed instead.
+    assert python_baseline(REFERENCE, "sparse_flash_attention_grad", {}) is None
+    assert python_baseline(REFERENCE, "add_mul_relu", {}) is None  # no vendor_baseline.py at all
+    fake = type("torch_npu", (), {"npu_sparse_flash_attention_grad": FakeOperator()})
+    monkeypatch.setitem(sys.modules, "torch_npu", fake)
+    kernel = python_baseline(REFERENCE, "sparse_flash_attention_grad", {"vendor_index_dtype": "int32"})
+    assert kernel is not None and kernel.name == "torch_npu.npu_sparse_flash_attention_grad"
