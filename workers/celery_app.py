@@ -93,7 +93,7 @@ def make_celery(
 
 
 def _register_tasks(app: OpjudgeCelery) -> None:
-    @app.task(name=JUDGE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
+    @app.task(name=JUDGE_TASK, bind=True, shared=False, acks_late=True, reject_on_worker_lost=True, max_retries=None,
               ignore_result=True)
     def judge_run_task(self: Task, run_id: int, take_over: bool = False) -> str:
         """Judge one run (workers.tasks.judge_run); retries with back-off on internal errors."""
