@@ -1,0 +1,112 @@
+"""Organiser pages (admin token): runs in flight and per queue, workers, recent submissions, and actions.
+
+Every action goes through the same store functions as the admin API (and so
+is audited the same way): rejudge, disqualify or reinstate a submission, and
+publish or hide the final ranking.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request, Response
+from fastapi.responses import RedirectResponse
+
+from api.deps import DispatcherDep, NowDep, SessionDep, SettingsDep
+from api.dispatch import dispatch_runs, queue_for
+from api.pages.auth import LoggedIn, check_csrf
+from api.pages.routing import PageRoute
+from api.pages.web import render
+from api.store import (
+    PermissionDeniedError,
+    Principal,
+    Role,
+    disqualify_submission,
+    list_audit,
+    list_competitions,
+    list_submissions,
+    list_workers,
+    queue_load,
+    rejudge,
+    set_final_published,
+)
+from api.store.page_queries import runs_in_flight, submission_competition
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+WORKER_STALE_AFTER = timedelta(minutes=5)  # no heartbeat for this long: shown as not seen recently
+
+
+def admin_viewer(viewer: LoggedIn) -> Principal:
+    if viewer.role is not Role.ADMIN:
+        raise PermissionDeniedError("the organisers' pages need an admin token")
+    return viewer
+
+
+AdminViewer = Annotated[Principal, Depends(admin_viewer)]
+Csrf = Annotated[str, Form()]
+
+
+@router.get("/admin")
+def admin_page(request: Request, session: SessionDep, viewer: AdminViewer, now: NowDep) -> Response:
+    """Runs in flight, queues, workers, recent submissions and the audit log."""
+    workers = list_workers(session)
+    return render(
+        request, "admin.html",
+        competitions=list_competitions(session),
+        flights=runs_in_flight(session),
+        queues=queue_load(session),
+        workers=workers,
+        stale={w.name for w in workers if now - w.last_seen_at > WORKER_STALE_AFTER},
+        recent=list_submissions(session, limit=30),
+        audit=list_audit(session, limit=15),
+        now=now,
+    )  # fmt: skip
+
+
+@router.post("/admin/s/{submission_id}/rejudge")
+def rejudge_submission(
+    submission_id: int, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
+    dispatcher: DispatcherDep, viewer: AdminViewer, now: NowDep,
+) -> Response:
+    """A new rejudge run for the submission, queued at once."""
+    check_csrf(request, settings, csrf)
+    slug = submission_competition(session, submission_id=submission_id)
+    runs = rejudge(session, competition=slug, actor=viewer, now=now, queue_of=lambda b: queue_for(b, settings),
+                   submission_id=submission_id)  # fmt: skip
+    dispatch_runs(session, dispatcher, runs, now=now)
+    return RedirectResponse(f"/s/{submission_id}", status_code=303)
+
+
+@router.post("/admin/s/{submission_id}/disqualify")
+def disqualify(
+    submission_id: int, request: Request, csrf: Csrf, reason: Annotated[str, Form()], session: SessionDep,
+    settings: SettingsDep, viewer: AdminViewer, now: NowDep,
+) -> Response:
+    """Keep the submission, stop ranking it, record why."""
+    check_csrf(request, settings, csrf)
+    disqualify_submission(session, submission_id=submission_id, reason=reason, actor=viewer, now=now)
+    return RedirectResponse(f"/s/{submission_id}", status_code=303)
+
+
+@router.post("/admin/s/{submission_id}/reinstate")
+def reinstate(
+    submission_id: int, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
+    viewer: AdminViewer, now: NowDep,
+) -> Response:
+    """Undo a disqualification."""
+    check_csrf(request, settings, csrf)
+    disqualify_submission(session, submission_id=submission_id, reason=None, actor=viewer, now=now)
+    return RedirectResponse(f"/s/{submission_id}", status_code=303)
+
+
+@router.post("/admin/c/{slug}/final")
+def publish_final(
+    slug: str, request: Request, csrf: Csrf, published: Annotated[bool, Form()], session: SessionDep,
+    settings: SettingsDep, viewer: AdminViewer, now: NowDep,
+) -> Response:
+    """Show the final ranking to everyone, or hide it again."""
+    check_csrf(request, settings, csrf)
+    set_final_published(session, competition=slug, published=published, actor=viewer, now=now)
+    return RedirectResponse(f"/c/{slug}?view={'final' if published else 'public'}", status_code=303)

@@ -1,0 +1,154 @@
+"""Logging in on the pages: the team's token in an HttpOnly, SameSite=Strict cookie, and CSRF checks.
+
+The cookie holds the API token itself, so a page request is authenticated by
+the same `authenticate` as an API call (a revoked token stops working at once).
+Forms carry a CSRF token that is an HMAC of the session token under the server's
+pepper: a page rendered for this session is the only place to learn it. The
+login form, which has no session yet, uses a double-submit cookie instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from api.deps import SessionDep, SettingsDep
+from api.pages.routing import PageRoute
+from api.pages.web import render
+from api.settings import Settings
+from api.store import AuthError, PermissionDeniedError, Principal, Role, Session, authenticate
+
+TOKEN_COOKIE = "opjudge_token"
+LOGIN_CSRF_COOKIE = "opjudge_login_csrf"
+COOKIE_MAX_AGE_S = 7 * 24 * 3600  # a contest week; logging out or revoking the token ends it sooner
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+
+class CsrfError(PermissionDeniedError):
+    """A form without the right CSRF token (403)."""
+
+
+def csrf_token(settings: Settings, token: str) -> str:
+    """The CSRF token of a session: HMAC(pepper, token), never the token itself."""
+    return hmac.new(settings.pepper, b"opjudge-csrf\0" + token.encode(), hashlib.sha256).hexdigest()[:40]
+
+
+def page_viewer(request: Request, session: SessionDep, settings: SettingsDep) -> Principal | None:
+    """The logged-in caller of a page, or None; also sets `request.state` for the templates."""
+    request.state.viewer = None
+    request.state.csrf = ""
+    token = request.cookies.get(TOKEN_COOKIE)
+    if not token:
+        return None
+    try:
+        principal = authenticate(session, token=token, pepper=settings.pepper)
+    except AuthError:
+        return None  # a revoked or stale cookie reads as logged out
+    finally:
+        session.rollback()  # end the lookup's transaction, as api/deps.py does
+    request.state.viewer = principal
+    request.state.csrf = csrf_token(settings, token)
+    return principal
+
+
+PageViewer = Annotated[Principal | None, Depends(page_viewer)]
+
+
+def require_viewer(request: Request, viewer: PageViewer) -> Principal:
+    """The logged-in caller; AuthError (rendered as a login prompt) when there is none."""
+    if viewer is None:
+        raise AuthError("log in with your team's token to see this page")
+    return viewer
+
+
+LoggedIn = Annotated[Principal, Depends(require_viewer)]
+
+
+def check_csrf(request: Request, settings: Settings, submitted: str) -> None:
+    """Refuse a form whose CSRF token is not this session's."""
+    token = request.cookies.get(TOKEN_COOKIE, "")
+    if not token or not submitted or not hmac.compare_digest(csrf_token(settings, token), submitted):
+        raise CsrfError("the form's security token is missing or stale; reload the page and try again")
+
+
+def home_of(principal: Principal) -> str:
+    if principal.role is Role.ADMIN:
+        return "/admin"
+    if principal.role is Role.REVIEWER:
+        return "/review"
+    return "/team"
+
+
+def _safe_next(target: str | None) -> str | None:
+    # Only local paths: an open redirect would let a link send a fresh login elsewhere.
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return None
+
+
+@router.get("/login")
+def login_form(request: Request, viewer: Annotated[Principal | None, Depends(page_viewer)],
+               next: str | None = None) -> Response:  # noqa: A002 - the query parameter's name
+    """The login page: paste the token you were given."""
+    nonce = secrets.token_urlsafe(24)
+    response = render(request, "login.html", next=_safe_next(next) or "", login_csrf=nonce, error=None)
+    response.set_cookie(LOGIN_CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/login",
+                        secure=request.url.scheme == "https")  # fmt: skip
+    return response
+
+
+@router.post("/login")
+def login_submit(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    token: Annotated[str, Form()],
+    csrf: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "",  # noqa: A002
+) -> Response:
+    """Check the token; on success keep it in the session cookie and go on."""
+    request.state.viewer, request.state.csrf = None, ""
+    expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not expected or not hmac.compare_digest(expected, csrf):
+        return _login_again(request, next, "The login form expired; please try again.", 403)
+    token = token.strip()
+    try:
+        principal = _check(session, settings, token)
+    except AuthError as error:
+        return _login_again(request, next, f"That token does not work: {error}.", 401)
+    response = RedirectResponse(_safe_next(next) or home_of(principal), status_code=303)
+    response.set_cookie(TOKEN_COOKIE, token, max_age=COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
+                        path="/", secure=request.url.scheme == "https")  # fmt: skip
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, settings: SettingsDep, csrf: Annotated[str, Form()] = "") -> Response:
+    """Forget the session cookie (CSRF-checked, so another site cannot log you out)."""
+    check_csrf(request, settings, csrf)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(TOKEN_COOKIE, path="/")
+    return response
+
+
+def _check(session: Session, settings: Settings, token: str) -> Principal:
+    try:
+        return authenticate(session, token=token, pepper=settings.pepper)
+    finally:
+        session.rollback()
+
+
+def _login_again(request: Request, next_path: str, message: str, status: int) -> Response:
+    nonce = secrets.token_urlsafe(24)
+    response = render(request, "login.html", status_code=status, next=_safe_next(next_path) or "",
+                      login_csrf=nonce, error=message)  # fmt: skip
+    response.set_cookie(LOGIN_CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/login",
+                        secure=request.url.scheme == "https")  # fmt: skip
+    return response

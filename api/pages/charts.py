@@ -1,0 +1,161 @@
+"""Charts of the submission report as inline SVG, drawn on the server (no chart library, no script).
+
+- `roofline_svg`: each timed case's achieved GFLOP/s against its arithmetic
+  intensity (FLOP per byte of least traffic), under the device's compute roof
+  and, when the worker recorded it, its bandwidth roof; without one, the best
+  bandwidth measured in the run is drawn as an empirical roof and labelled so.
+- `history_svg`: the team's score on this problem across its submissions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+WIDTH, HEIGHT = 640, 300
+LEFT, RIGHT, TOP, BOTTOM = 62, 18, 14, 42
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    label: str  # the case's name
+    intensity: float  # FLOP per byte
+    gflops: float  # achieved GFLOP/s at the median time
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    submission_id: int
+    score: float | None  # None counts as 0 (a failed submission has no score)
+    accepted: bool
+    current: bool  # the submission the report is about
+
+
+class _LogScale:
+    def __init__(self, low: float, high: float, start: float, end: float) -> None:
+        self.low, self.high = math.floor(math.log10(low)), math.ceil(math.log10(high))
+        if self.high == self.low:
+            self.high += 1
+        self.start, self.end = start, end
+
+    def __call__(self, value: float) -> float:
+        frac = (math.log10(value) - self.low) / (self.high - self.low)
+        return self.start + frac * (self.end - self.start)
+
+    def decades(self) -> list[float]:
+        return [10.0**e for e in range(self.low, self.high + 1)]
+
+
+def _num(value: float) -> str:
+    """Axis labels: 0.01, 0.1, 1, 10, 100, 1k, 10k, 1M."""
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def _svg(body: list[str], label: str) -> Markup:
+    head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" '
+            'xmlns="http://www.w3.org/2000/svg">')  # fmt: skip
+    return Markup(head + "".join(body) + "</svg>")
+
+
+def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak_gbps: float | None,
+                 measured_gbps: float | None) -> Markup:
+    """The roofline chart; `measured_gbps` stands in for the bandwidth roof when `peak_gbps` is unknown."""
+    points = [p for p in points if p.intensity > 0 and p.gflops > 0]
+    if not points:
+        return Markup("")
+    xs = [p.intensity for p in points]
+    ys = [p.gflops for p in points] + ([peak_gflops] if peak_gflops else [])
+    roof_bw = peak_gbps or measured_gbps
+    x = _LogScale(min(xs) / 4, max(xs) * 4, LEFT, WIDTH - RIGHT)
+    y = _LogScale(min(ys) / 4, max(ys) * 2, HEIGHT - BOTTOM, TOP)
+    body = _axes(x, y, "arithmetic intensity (FLOP/byte)", "GFLOP/s")
+    x0, x1 = 10.0**x.low, 10.0**x.high
+    if roof_bw:
+        # The bandwidth roof y = bw * intensity, clipped by the compute roof when there is one.
+        ridge = (peak_gflops / roof_bw) if peak_gflops else x1
+        end = min(ridge, x1)
+        css = "roof" if peak_gbps else "roof-measured"
+        y_start = max(roof_bw * x0, 10.0**y.low)
+        x_start = y_start / roof_bw
+        body.append(f'<line class="{css}" x1="{x(x_start):.1f}" y1="{y(y_start):.1f}" '
+                    f'x2="{x(end):.1f}" y2="{y(min(roof_bw * end, 10.0**y.high)):.1f}"/>')  # fmt: skip
+        what = "peak bandwidth" if peak_gbps else "best measured bandwidth"
+        body.append(f'<text x="{LEFT + 6}" y="{TOP + 12}">{what}: {roof_bw:.1f} GB/s</text>')
+    if peak_gflops:
+        start = (peak_gflops / roof_bw) if roof_bw else x0
+        body.append(f'<line class="roof" x1="{x(max(start, x0)):.1f}" y1="{y(peak_gflops):.1f}" '
+                    f'x2="{x(x1):.1f}" y2="{y(peak_gflops):.1f}"/>')  # fmt: skip
+        body.append(f'<text x="{WIDTH - RIGHT - 4}" y="{y(peak_gflops) - 6:.1f}" text-anchor="end">'
+                    f'peak {_num(peak_gflops)} GFLOP/s</text>')  # fmt: skip
+    for i, p in enumerate(points):
+        px, py = x(p.intensity), y(p.gflops)
+        share = f", {100 * p.gflops / peak_gflops:.2g}% of peak" if peak_gflops else ""
+        tip = f"{p.label}: {p.gflops:.3g} GFLOP/s at {p.intensity:.3g} FLOP/byte{share}"
+        body.append(f'<circle class="pt{" alt" if i % 2 else ""}" cx="{px:.1f}" cy="{py:.1f}" r="5">'
+                    f'<title>{escape(tip)}</title></circle>')  # fmt: skip
+        body.append(f'<text class="lbl" x="{px + 8:.1f}" y="{py + (4 if i % 2 == 0 else 14):.1f}">'
+                    f'{escape(p.label)}</text>')  # fmt: skip
+    return _svg(body, "roofline: achieved GFLOP/s per case against the device's roofs")
+
+
+def _axes(x: _LogScale, y: _LogScale, x_label: str, y_label: str) -> list[str]:
+    body = []
+    for value in x.decades():
+        px = x(value)
+        body.append(f'<line class="grid" x1="{px:.1f}" y1="{TOP}" x2="{px:.1f}" y2="{HEIGHT - BOTTOM}"/>')
+        body.append(f'<text x="{px:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_num(value)}</text>')
+    for value in y.decades():
+        py = y(value)
+        body.append(f'<line class="grid" x1="{LEFT}" y1="{py:.1f}" x2="{WIDTH - RIGHT}" y2="{py:.1f}"/>')
+        body.append(f'<text x="{LEFT - 8}" y="{py + 4:.1f}" text-anchor="end">{_num(value)}</text>')
+    body.append(f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}"/>')
+    body.append(f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}"/>')
+    body.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">{x_label}</text>')
+    body.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2:.0f}" text-anchor="middle" '
+                f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2:.0f})">{y_label}</text>')  # fmt: skip
+    return body
+
+
+def history_svg(points: list[HistoryPoint]) -> Markup:
+    """Score per judged submission, oldest first; failed submissions sit at 0 in red."""
+    if not points:
+        return Markup("")
+    top = max([100.0] + [p.score or 0.0 for p in points]) * 1.1
+    n = len(points)
+    span = WIDTH - LEFT - RIGHT
+
+    def px(i: int) -> float:
+        return LEFT + (span / 2 if n == 1 else 12 + i * (span - 24) / (n - 1))
+
+    def py(score: float) -> float:
+        return HEIGHT - BOTTOM - (score / top) * (HEIGHT - TOP - BOTTOM)
+
+    body = []
+    step = 25 if top <= 150 else 50
+    for tick in range(0, int(top) + 1, step):
+        body.append(f'<line class="grid" x1="{LEFT}" y1="{py(tick):.1f}" x2="{WIDTH - RIGHT}" y2="{py(tick):.1f}"/>')
+        body.append(f'<text x="{LEFT - 8}" y="{py(tick) + 4:.1f}" text-anchor="end">{tick}</text>')
+    body.append(f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}"/>')
+    line = " ".join(f"{px(i):.1f},{py(p.score or 0.0):.1f}" for i, p in enumerate(points))
+    if n > 1:
+        body.append(f'<polyline class="line" points="{line}"/>')
+    label_every = max(1, math.ceil(n / 12))
+    for i, p in enumerate(points):
+        css = "current" if p.current else ("" if p.accepted else "fail")
+        score = f"{p.score or 0.0:.2f}" + ("" if p.accepted else " (failed)")
+        radius = 6 if p.current else 4.5
+        body.append(f'<circle class="pt {css}" cx="{px(i):.1f}" cy="{py(p.score or 0.0):.1f}" r="{radius}">'
+                    f'<title>#{p.submission_id}: {score}</title></circle>')  # fmt: skip
+        if i % label_every == 0 or p.current:
+            body.append(f'<text x="{px(i):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
+                        f'#{p.submission_id}</text>')  # fmt: skip
+    body.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">submission</text>')
+    body.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2:.0f}" text-anchor="middle" '
+                f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2:.0f})">score vs baseline</text>')  # fmt: skip
+    return _svg(body, "the team's score on this problem across its submissions")

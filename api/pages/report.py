@@ -1,0 +1,182 @@
+"""The submission report `/s/<id>` and its live timeline fragment.
+
+A team sees only its own submissions (another team's id is "not found", as in
+the JSON API); organisers see every one, with the rejudge and disqualify
+buttons; reviewers see the finalists' ranked submissions. Teams get the store's
+team view: private cases pass/fail only, no reproduction runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from api.deps import NowDep, SessionDep
+from api.pages.auth import LoggedIn
+from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, roofline_svg
+from api.pages.devices import device_peaks
+from api.pages.routing import PageRoute
+from api.pages.web import html_response, render, render_fragment
+from api.store import (
+    NotFoundError,
+    Principal,
+    Role,
+    RunKind,
+    RunStatus,
+    RunView,
+    Session,
+    SubmissionDetail,
+    list_finalists,
+    list_submissions,
+    submission_detail,
+    submission_sources,
+)
+from api.store.page_queries import run_host_info
+from judge.backends import Stage
+from judge.verdict import Verdict
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+# The timeline's steps and the engine stages (judge.backends.Stage) each one covers.
+STEPS: tuple[tuple[str, str, tuple[Stage, ...]], ...] = (
+    ("queued", "Queued", (Stage.QUEUED,)),
+    ("building", "Building", (Stage.POLICY, Stage.BUILDING)),
+    ("checking", "Checking", (Stage.CHECKING,)),
+    ("timing", "Timing", (Stage.TIMING,)),
+    ("scored", "Scored", (Stage.SCORING, Stage.DONE)),
+)
+MAX_SOURCE_CHARS = 200_000  # sources shown inline; the upload limits keep real ones far below
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    label: str
+    state: str  # done, current, failed, waiting, skipped
+    at: datetime | None
+
+
+@router.get("/s/{submission_id}")
+def report_page(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn, now: NowDep) -> Response:
+    """The report of one submission: verdict, timeline, cases, charts, logs."""
+    detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
+    return render(request, "report.html", **report_context(session, detail, viewer=viewer, now=now))
+
+
+@router.get("/s/{submission_id}/timeline.frag")
+def timeline_fragment(submission_id: int, session: SessionDep, viewer: LoggedIn) -> Response:
+    """The stage timeline alone, polled while the run is in flight."""
+    detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
+    live = live_run(detail)
+    return html_response(render_fragment("_timeline.html", submission=detail.submission, run=live,
+                                         steps=timeline(live), live=_in_flight(live)))  # fmt: skip
+
+
+def readable_detail(session: Session, *, submission_id: int, viewer: Principal) -> SubmissionDetail:
+    """The submission as this viewer may see it; NotFoundError when they may not see it at all."""
+    if viewer.role is Role.ADMIN:
+        return submission_detail(session, submission_id=submission_id)
+    if viewer.role is Role.TEAM:
+        return submission_detail(session, submission_id=submission_id, team_id=viewer.team_id)
+    # Reviewers read the finalists' ranked submissions, with a team's view of them.
+    assert viewer.competition_id is not None
+    for finalist in list_finalists(session, competition_id=viewer.competition_id):
+        if submission_id in finalist.submission_ids.values():
+            return submission_detail(session, submission_id=submission_id, team_id=finalist.team_id)
+    raise NotFoundError(f"no submission {submission_id} among the finalists' ranked submissions")
+
+
+def live_run(detail: SubmissionDetail) -> RunView | None:
+    """The newest judge or rejudge run: the one the timeline follows."""
+    return next((r for r in detail.runs if r.kind is not RunKind.REPRODUCTION), None)
+
+
+def shown_run(detail: SubmissionDetail) -> RunView | None:
+    """The run whose results the report shows: the scored one, else the newest."""
+    scored = next((r for r in detail.runs if r.id == detail.scored_run_id), None)
+    return scored or live_run(detail)
+
+
+def timeline(run: RunView | None) -> list[Step]:
+    """The five steps of the run's timeline with their state and start time."""
+    if run is None:
+        return [Step(key, label, "waiting", None) for key, label, _ in STEPS]
+    times = {Stage(k): datetime.fromisoformat(v) for k, v in run.stage_times.items() if k in Stage._value2member_map_}
+    times.setdefault(Stage.QUEUED, run.queued_at or run.created_at)
+    reached = [next((times[s] for s in stages if s in times), None) for _key, _label, stages in STEPS]
+    finished = run.status in (RunStatus.DONE, RunStatus.FAILED)
+    current = None if finished else _current_step(run)
+    last_reached = max((i for i, at in enumerate(reached[:-1]) if at is not None), default=0)
+    steps = []
+    for i, (key, label, _stages) in enumerate(STEPS):
+        if finished:
+            failed_here = run.verdict is not Verdict.AC and i == last_reached
+            state = "failed" if failed_here else ("done" if reached[i] is not None else "skipped")
+            if key == "scored":
+                state = "done" if run.verdict is Verdict.AC else "skipped"
+        elif i == current:
+            state = "current"
+        else:
+            state = "done" if current is not None and i < current else "waiting"
+        steps.append(Step(key, label, state, reached[i]))
+    return steps
+
+
+def _current_step(run: RunView) -> int:
+    if run.status is not RunStatus.RUNNING or run.stage is None:
+        return 0
+    for i, (_key, _label, stages) in enumerate(STEPS):
+        if Stage(run.stage) in stages:
+            return i
+    return 0
+
+
+def _in_flight(run: RunView | None) -> bool:
+    return run is not None and run.status in (RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+def report_context(session: Session, detail: SubmissionDetail, *, viewer: Principal, now: datetime) -> dict[str, Any]:
+    """What report.html needs: the runs, the charts, the sources and the viewer's rights."""
+    submission = detail.submission
+    live, shown = live_run(detail), shown_run(detail)
+    info = run_host_info(session, run_id=shown.id) if shown else {}
+    history = list_submissions(session, team_id=submission.team_id, problem=submission.problem, limit=60)
+    sources = submission_sources(session, submission_id=submission.id)
+    return {
+        "submission": submission,
+        "detail": detail,
+        "run": shown,
+        "live": live,
+        "live_in_flight": _in_flight(live),
+        "steps": timeline(live),
+        "failing": [c for c in shown.cases if not c.passed] if shown else [],
+        "roofline": _roofline(shown, info, submission.backend),
+        "history": history_svg([
+            HistoryPoint(s.id, s.score, s.verdict is Verdict.AC, s.id == submission.id)
+            for s in reversed(history) if s.verdict is not None  # judged ones only
+        ]),  # fmt: skip
+        "sources": [(name, content.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]) for name, content in sources],
+        "is_admin": viewer.role is Role.ADMIN,
+        "is_owner": viewer.team_id == submission.team_id,
+        "now": now,
+    }
+
+
+def _roofline(run: RunView | None, info: dict[str, Any], backend: Any) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    timed = [c for c in run.cases if c.gflops and c.gbytes_per_s]
+    if not timed:
+        return None
+    peaks = device_peaks(info, backend=backend, device=run.device)
+    points = [RooflinePoint(c.name, (c.gflops or 0.0) / (c.gbytes_per_s or 1.0), c.gflops or 0.0) for c in timed]
+    measured = max(c.gbytes_per_s or 0.0 for c in timed)
+    return {
+        "svg": roofline_svg(points, peak_gflops=peaks.gflops, peak_gbps=peaks.gbytes_per_s, measured_gbps=measured),
+        "peaks": peaks,
+        "cases": [(c.name, c.gflops, c.gbytes_per_s, (100 * (c.gflops or 0) / peaks.gflops) if peaks.gflops else None)
+                  for c in timed],
+    }  # fmt: skip
