@@ -1,0 +1,171 @@
+"""The workers' store functions: compare-and-set claims, idempotent finishes, IE, dispatch and reaping."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from api.settings import Settings
+from api.store import (
+    Database,
+    RunStatus,
+    Session,
+    claim_run,
+    create_submission,
+    fail_run,
+    finish_run,
+    list_workers,
+    mark_queued,
+    record_stage,
+    register_worker,
+    requeue_run,
+    row_counts,
+    runs_to_dispatch,
+    stuck_runs,
+    submission_detail,
+    team_quota,
+    worker_heartbeat,
+)
+from api.store.views import NewSubmission
+from judge.backends import Backend, CaseSet, Stage
+from judge.verdict import Verdict
+from tests.api.conftest import Clock, Contest
+from tests.api.helpers import KERNEL, result
+
+
+def _submit(session: Session, contest: Contest, clock: Clock, team: str = "alpha") -> NewSubmission:
+    return create_submission(session, team_id=contest.team_ids[team], problem="add_mul_relu", backend=Backend.CPU,
+                             files=[("kernel.cpp", KERNEL)], queue="judge.cpu", now=clock.now)  # fmt: skip
+
+
+def test_claim_is_compare_and_set(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    claimed = claim_run(session, run_id=created.run_id, worker="w1", now=clock.now, deadline_s=600)
+    assert claimed is not None
+    assert claimed.problem == "add_mul_relu" and claimed.backend is Backend.CPU and claimed.attempt == 1
+    assert claimed.sources == [("kernel.cpp", KERNEL)] and claimed.deadline == clock.now + timedelta(seconds=600)
+    assert claimed.case_sets == (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE) and claimed.seed_salt == b""
+    assert claim_run(session, run_id=created.run_id, worker="w2", now=clock.now) is None
+    assert claim_run(session, run_id=created.run_id, worker="w1", now=clock.now) is None  # even the same worker
+    # A redelivered task whose worker was lost may take the run over.
+    taken = claim_run(session, run_id=created.run_id, worker="w3", now=clock.now, take_over=True)
+    assert taken is not None and taken.attempt == 2
+    detail = submission_detail(session, submission_id=created.submission_id)
+    assert detail.runs[0].status is RunStatus.RUNNING and detail.submission.status is RunStatus.RUNNING
+
+
+def test_concurrent_claims_have_one_winner(database: Database, contest: Contest, clock: Clock) -> None:
+    with database.session() as session:
+        run_id = _submit(session, contest, clock).run_id
+    winners: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def claim(name: str) -> None:
+        with database.session() as session:
+            barrier.wait()
+            if claim_run(session, run_id=run_id, worker=name, now=clock.now) is not None:
+                winners.append(name)
+
+    threads = [threading.Thread(target=claim, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(winners) == 1
+
+
+def test_finish_is_idempotent(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    claim_run(session, run_id=created.run_id, worker="w1", now=clock.now)
+    record_stage(session, run_id=created.run_id, stage=Stage.BUILDING, at=clock.now)
+    judged = result(benchmarks={"b1": 0.8, "b2": 0.9}, private={"p1": 0.85})
+    assert finish_run(session, run_id=created.run_id, result=judged, worker_info={"device": "cpu"}, now=clock.now)
+    counts = row_counts(session)
+    again = result(verdict=Verdict.WA, benchmarks={"b1": 5.0})
+    assert not finish_run(session, run_id=created.run_id, result=again, worker_info={}, now=clock.now)
+    assert row_counts(session) == counts
+    run = submission_detail(session, submission_id=created.submission_id).runs[0]
+    assert run.verdict is Verdict.AC and run.status is RunStatus.DONE and len(run.cases) == 4
+    assert set(run.stage_times) == {"building", "done"} and run.toolchain == "g++ 12" and run.worker_host == "box"
+    assert claim_run(session, run_id=created.run_id, worker="w2", now=clock.now) is None
+    record_stage(session, run_id=created.run_id, stage=Stage.TIMING, at=clock.now)  # ignored once over
+    assert "timing" not in submission_detail(session, submission_id=created.submission_id).runs[0].stage_times
+
+
+def test_internal_error_gives_the_quota_back(session: Session, contest: Contest, clock: Clock) -> None:
+    team = contest.team_ids["alpha"]
+    created = _submit(session, contest, clock)
+    assert team_quota(session, team_id=team, now=clock.now).used_24h == 1
+    claim_run(session, run_id=created.run_id, worker="w1", now=clock.now)
+    assert fail_run(session, run_id=created.run_id, reason="worker lost its toolchain", retry=True, now=clock.now)
+    quota = team_quota(session, team_id=team, now=clock.now)
+    assert quota.used_24h == 0 and quota.in_flight == 1  # back to pending, waiting for its retry
+    assert runs_to_dispatch(session, limit=10, now=clock.now + timedelta(seconds=10))[0].run_id == created.run_id
+    again = claim_run(session, run_id=created.run_id, worker="w2", now=clock.now)
+    assert again is not None and again.attempt == 2
+    assert fail_run(session, run_id=created.run_id, reason="still broken", retry=False, now=clock.now)
+    assert not fail_run(session, run_id=created.run_id, reason="twice", retry=False, now=clock.now)
+    run = submission_detail(session, submission_id=created.submission_id).runs[0]
+    assert run.status is RunStatus.FAILED and run.verdict is Verdict.IE and "still broken" in run.message
+    assert team_quota(session, team_id=team, now=clock.now).in_flight == 0
+
+
+def test_an_ie_result_is_not_charged_and_does_not_rank(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    claim_run(session, run_id=created.run_id, worker="w1", now=clock.now)
+    finish_run(session, run_id=created.run_id, result=result(verdict=Verdict.IE), worker_info={}, now=clock.now)
+    assert team_quota(session, team_id=contest.team_ids["alpha"], now=clock.now).used_24h == 0
+    detail = submission_detail(session, submission_id=created.submission_id)
+    assert detail.runs[0].status is RunStatus.FAILED and detail.scored_run_id is None
+
+
+def test_dispatch_bookkeeping(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    assert runs_to_dispatch(session, limit=10, now=clock.now) == []  # still on its way (grace period)
+    later = clock.now + timedelta(seconds=30)
+    assert [r.run_id for r in runs_to_dispatch(session, limit=10, now=later)] == [created.run_id]
+    assert mark_queued(session, run_id=created.run_id, now=later)
+    assert not mark_queued(session, run_id=created.run_id, now=later)
+    assert runs_to_dispatch(session, limit=10, now=later) == []
+
+
+def test_stuck_runs_are_requeued(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    claim_run(session, run_id=created.run_id, worker="w1", now=clock.now, deadline_s=60)
+    assert stuck_runs(session, now=clock.now + timedelta(seconds=30)) == []
+    late = clock.now + timedelta(seconds=61)
+    stuck = stuck_runs(session, now=late)
+    assert [(s.run_id, s.claimed_by) for s in stuck] == [(created.run_id, "w1")]
+    dispatch = requeue_run(session, run_id=created.run_id, now=late)
+    assert dispatch is not None and dispatch.queue == "judge.cpu"
+    assert requeue_run(session, run_id=created.run_id, now=late) is None  # pending now: not stuck
+    assert claim_run(session, run_id=created.run_id, worker="w2", now=late) is not None
+    # A run past its deadline can also be claimed directly by a redelivered task.
+    much_later = late + timedelta(hours=2)
+    assert claim_run(session, run_id=created.run_id, worker="w3", now=much_later) is not None
+
+
+def test_queued_runs_lost_by_the_broker(session: Session, contest: Contest, clock: Clock) -> None:
+    created = _submit(session, contest, clock)
+    mark_queued(session, run_id=created.run_id, now=clock.now)
+    assert stuck_runs(session, now=clock.now) == []
+    lost = stuck_runs(session, now=clock.now, queued_before=clock.now + timedelta(seconds=1))
+    assert [s.run_id for s in lost] == [created.run_id]
+
+
+def test_workers_register_and_beat(session: Session, clock: Clock) -> None:
+    info = {"host": "box", "device": "Xeon", "toolchain": "g++ 12.2", "driver": ""}
+    register_worker(session, name="box:1", queue="judge.cpu", info=info, now=clock.now)
+    worker_heartbeat(session, name="box:1", now=clock.now + timedelta(seconds=30))
+    (seen,) = list_workers(session)
+    assert seen.info == info and seen.last_seen_at == clock.now + timedelta(seconds=30)
+    register_worker(session, name="box:1", queue="judge.cpu", info={**info, "toolchain": "g++ 13"}, now=clock.now)
+    assert list_workers(session)[0].info["toolchain"] == "g++ 13"
+    with pytest.raises(Exception, match="never registered"):
+        worker_heartbeat(session, name="ghost")
+
+
+def test_settings_deadline_default_matches(settings: Settings) -> None:
+    assert settings.run_deadline_s == 30 * 60
