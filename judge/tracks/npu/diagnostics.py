@@ -17,9 +17,10 @@ _COMPILER = re.compile(
     r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
     r"(?P<severity>fatal error|error|warning|note):\s*(?P<message>.*)$"
 )
+# GNU ld puts these after "file.o:(.text+0x1a):", ld.lld after "ld.lld: error:"; the symbol is what matters.
 _LINKER = re.compile(
-    r"^(?:.*?\b(?:ld(?:\.lld)?|collect2|ld\.gold)\S*:\s*)(?P<severity>error|warning)?:?\s*(?P<message>.*"
-    r"(?:undefined (?:symbol|reference)|cannot find|multiple definition|duplicate symbol).*)$"
+    r"(?P<message>(?:undefined reference to|undefined symbol:|multiple definition of|duplicate symbol:|"
+    r"cannot find -l)\s*.*)$"
 )
 _CMAKE = re.compile(r"^CMake (?P<severity>Error|Warning)(?: \(dev\))? at (?P<file>[^:]+):(?P<line>\d+)")
 
@@ -63,7 +64,9 @@ class PathCleaner:
 
     def text(self, log: str) -> str:
         """The whole log with the work folder dropped and the CANN root shortened."""
-        cleaned = log.replace(self.workdir, "")
+        # A work-folder path glued to another path (CMake's object names) keeps one separator.
+        cleaned = re.sub(r"(?<=[^\s'\"=(:\[])" + re.escape(self.workdir), "/", log)
+        cleaned = cleaned.replace(self.workdir, "")
         if self.cann_root:
             cleaned = cleaned.replace(self.cann_root, "$CANN/")
         return cleaned
@@ -110,10 +113,9 @@ def _parse_line(line: str, cleaner: PathCleaner) -> Diagnostic | None:
     if match:
         return Diagnostic(severity=match.group("severity").lower(), message="see the CMake output below",
                           file=cleaner.path(match.group("file")), line=int(match.group("line")), source="cmake")
-    match = _LINKER.match(line)
+    match = _LINKER.search(line)
     if match:
-        return Diagnostic(severity=match.group("severity") or "error",
-                          message=cleaner.text(match.group("message").strip()), source="linker")
+        return Diagnostic(severity="error", message=cleaner.text(match.group("message").strip()), source="linker")
     return None
 
 

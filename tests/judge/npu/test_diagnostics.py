@@ -72,3 +72,9 @@ def test_progress_markers_and_colours_are_ignored() -> None:
 
 def test_clean_log_has_no_summary() -> None:
     assert summarize([]) == ""
+
+
+def test_work_folder_inside_object_paths_keeps_a_separator() -> None:
+    cleaner = PathCleaner(Path("/tmp/run/build"), None, [])
+    text = "Building CXX object CMakeFiles/k.dir/tmp/run/build/a_kernel.cpp.o\n/tmp/run/build/a_kernel.cpp:1:1: x"
+    assert cleaner.text(text) == "Building CXX object CMakeFiles/k.dir/a_kernel.cpp.o\na_kernel.cpp:1:1: x"

@@ -192,3 +192,22 @@ def test_without_cann_the_build_fails_loudly(tmp_path: Path, include_dir: Path) 
     with pytest.raises(ToolchainUnavailableError):
         toolchain.build(sources=SAMPLE, include_dirs=[include_dir], workdir=tmp_path, limits=Limits(),
                         sandbox=LocalSandbox())
+
+
+@pytest.mark.sandbox
+def test_build_runs_inside_the_real_sandbox_with_cann_read_only(tmp_path: Path, npu_host: HostConfig,
+                                                                 include_dir: Path) -> None:
+    from judge.errors import SandboxUnavailableError
+    from judge.sandbox.select import make_sandbox
+
+    try:
+        sandbox = make_sandbox("strict")
+    except SandboxUnavailableError as exc:
+        pytest.skip(f"strict sandbox unavailable here: {exc}")
+    workdir = tmp_path / "build"
+    _write(workdir, SAMPLE)
+    result = AscendToolchain(npu_host).build(sources=SAMPLE, include_dirs=[include_dir], workdir=workdir,
+                                             limits=Limits(), sandbox=sandbox)
+    assert result.ok, result.log
+    assert "Read-only file system" in result.log  # the fake bisheng could not write into the CANN tree
+    assert hasattr(ctypes.CDLL(result.library_path), "kernel_run")
