@@ -1,0 +1,74 @@
+"""Settings, migrations and the demo seed."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from pydantic import ValidationError
+
+from api.settings import Settings
+from api.store import Database, Role, authenticate, leaderboard, list_teams, seed_demo, upgrade_database
+from api.store.models import Base
+from api.uploads import UploadInvalidError, check_file_name
+
+
+def test_secrets_are_required_outside_dev_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPJUDGE_JUDGE_SECRET", "OPJUDGE_TOKEN_PEPPER", "OPJUDGE_DEV_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValidationError, match="OPJUDGE_JUDGE_SECRET is required"):
+        Settings()
+    with pytest.raises(ValidationError, match="at least 16 characters"):
+        Settings(judge_secret="short", token_pepper="x" * 20)  # type: ignore[arg-type]
+    dev = Settings(dev_mode=True)
+    assert len(dev.pepper) >= 32 and dev.secret != dev.pepper and Settings(dev_mode=True).pepper != dev.pepper
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPJUDGE_DEV_MODE", "1")
+    monkeypatch.setenv("OPJUDGE_DATABASE_URL", "postgresql+psycopg://db/opjudge")
+    monkeypatch.setenv("OPJUDGE_MAX_FILES", "4")
+    monkeypatch.setenv("OPJUDGE_SANDBOX_MODE", "strict")
+    settings = Settings()
+    assert settings.database_url == "postgresql+psycopg://db/opjudge" and settings.max_files == 4
+    assert settings.sandbox_mode == "strict" and settings.broker_url == "memory://"
+    monkeypatch.setenv("OPJUDGE_SANDBOX_MODE", "lax")
+    with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_migrations_match_the_models_and_rerun_safely(settings: Settings, database: Database) -> None:
+    upgrade_database(settings, database=database)  # a second run is a no-op
+    with database.engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diff == []
+
+
+def test_seed_demo_once_then_fresh_tokens(settings: Settings, database: Database) -> None:
+    with database.session() as session:
+        seed = seed_demo(session, settings)
+        assert set(seed.team_tokens) == {"alpha", "bravo", "charlie"} and seed.competition == "demo"
+        team = authenticate(session, token=seed.team_tokens["alpha"], pepper=settings.pepper)
+        assert team.role is Role.TEAM and team.competition_slug == "demo"
+        assert authenticate(session, token=seed.admin_token, pepper=settings.pepper).role is Role.ADMIN
+        assert authenticate(session, token=seed.reviewer_token, pepper=settings.pepper).role is Role.REVIEWER
+        board = leaderboard(session, competition="demo")
+        assert board.problems == ("sparse_flash_attention_grad", "add_mul_relu") and board.rows == ()
+        again = seed_demo(session, settings)
+        assert again.team_tokens["alpha"] != seed.team_tokens["alpha"]
+        assert len(list_teams(session, competition="demo")) == 3
+        with pytest.raises(Exception, match="revoked"):
+            authenticate(session, token=seed.team_tokens["alpha"], pepper=settings.pepper)
+        assert authenticate(session, token=again.team_tokens["alpha"], pepper=settings.pepper).team_name == "alpha"
+
+
+@pytest.mark.parametrize("name", ["kernel.cpp", "add_mul_relu.cu", "util.h", "a-b+c.hpp", "K9.cc"])
+def test_good_file_names(name: str) -> None:
+    assert check_file_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "../x.cpp", "/etc/passwd.h", "a\\b.cpp", ".x.cpp", "a..b.cpp", "x y.cpp",
+                                  "x.cpp\x00.h", "x.sh", "-rf.cpp", "a" * 101 + ".cpp"])  # fmt: skip
+def test_bad_file_names(name: str) -> None:
+    with pytest.raises(UploadInvalidError):
+        check_file_name(name)
