@@ -22,6 +22,8 @@ from judge.toolchains.base import SourceFile, Toolchain
 from judge.tracks import Track
 from judge.verdict import Verdict
 
+BASELINE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".cuh")
+
 
 @dataclass(frozen=True)
 class BuiltKernels:
@@ -95,15 +97,20 @@ def _build(toolchain: Toolchain, sources: list[SourceFile], request: JudgeReques
 def _baseline_library(toolchain: Toolchain, request: JudgeRequest, host: HostConfig, sandbox: Sandbox,
                       folder: Path) -> Path:
     path = request.problem.baselines.get(request.backend)
-    if path is None or not path.is_file():
+    if path is None or not path.exists():
         raise InternalJudgeError(f"problem {request.problem.slug} has no {request.backend} baseline at {path}")
-    source = SourceFile(name=path.name, content=path.read_bytes())
-    key = hashlib.sha256(source.content + request.problem.header.read_bytes()
-                         + toolchain.version().encode() + request.backend.value.encode()).hexdigest()[:24]
+    # A baseline is one source file, or a folder of sources (kernel + host file on the NPU track).
+    files = sorted(p for p in path.iterdir() if p.suffix in BASELINE_SUFFIXES) if path.is_dir() else [path]
+    sources = [SourceFile(name=p.name, content=p.read_bytes()) for p in files]
+    digest = hashlib.sha256(request.problem.header.read_bytes() + toolchain.version().encode()
+                            + request.backend.value.encode())
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.content)
+    key = digest.hexdigest()[:24]
     cached = host.cache_dir / "builds" / f"{request.problem.slug}-{key}.so" if host.cache_dir else None
     if cached is not None and cached.is_file():
         return cached
-    build = _build(toolchain, [source], request, host, sandbox, folder)
+    build = _build(toolchain, sources, request, host, sandbox, folder)
     if not build.ok or build.library_path is None:
         raise InternalJudgeError(f"the baseline of {request.problem.slug} did not build:\n{build.log[-2000:]}")
     if cached is None:

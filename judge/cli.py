@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import sys
 import tempfile
@@ -40,8 +41,12 @@ def usage_error(message: str) -> typer.Exit:
 
 
 def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
+    """The host as this machine's environment describes it (the CLI is the edge that may read it)."""
+    from judge.tracks.npu.cann import ascend_host_fields
+
     return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
-                      cache_dir=cache_dir)
+                      cache_dir=cache_dir, extra={"npu_device": os.environ.get("OPJUDGE_NPU_DEVICE", "0")},
+                      **ascend_host_fields(os.environ))  # type: ignore[arg-type]
 
 
 @app.command("judge")
@@ -103,7 +108,7 @@ def doctor_command(
     """Report toolchains, devices, sandbox and versions of every backend on this host."""
     from judge.doctor import doctor_report, render_doctor
 
-    host = HostConfig(work_root=Path(tempfile.gettempdir()), sandbox_mode=sandbox)
+    host = host_config(backend=Backend.CPU, sandbox=sandbox, cache_dir=None, work_root=Path(tempfile.gettempdir()))
     print(render_doctor(doctor_report(host)))
 
 

@@ -80,7 +80,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     run_dir.mkdir()
     threads = str(limits.threads or len(os.sched_getaffinity(0)))
     env = {"OMP_NUM_THREADS": threads, "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
-           "HOME": str(run_dir), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+           "HOME": str(run_dir), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
     box_limits = SandboxLimits(
         cpu_time_s=limits.run_time_limit_s, max_processes=limits.max_processes,
         address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
@@ -97,6 +97,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         runtime_options=runtime_options, workdir=run_dir, sandbox_limits=box_limits, env=env,
         workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
         lockdown=sandbox.isolation is not Isolation.OFF,
+        readonly_paths=[p for p in track.readonly_paths(host) if p.exists()],
+        python_baseline=track.python_baseline is not None,
     )
     case_results: list[CaseResult] = []
     result.cases = case_results

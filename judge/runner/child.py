@@ -68,7 +68,11 @@ class Child:
         self.module = self.problem.module
         self.struct = kernel_args_struct(self.problem.header)
         self.pointer_names = {t.name for t in (*self.problem.inputs, *self.problem.outputs)}
-        self.runtime = get_track(Backend(hello["backend"])).make_runtime(hello["runtime"])
+        track = get_track(Backend(hello["backend"]))
+        self.runtime = track.make_runtime(hello["runtime"])
+        self.vendor = None  # a baseline called through Python (a vendor operator), where the track has one
+        if hello.get("python_baseline") and track.python_baseline is not None:
+            self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
         self.workspace_limit = int(hello["workspace_limit_bytes"])
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
@@ -111,23 +115,22 @@ class Child:
             name: runtime.empty(tuple(shape), dtype, math.nan)
             for name, (shape, dtype) in self.module.output_specs(case, inputs).items()
         }
-        pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
-        pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
-        pointers.update(workspace=None, stream=runtime.stream_handle())
         scalars.update(dtype=DTYPE_CODES[case.dtype], workspace_bytes=0)
-        args = pack_args(self.struct, pointers=pointers, scalars=scalars)
-        workspace = None
-        if kernel.workspace_bytes is not None:
-            wanted = int(kernel.workspace_bytes(ctypes.byref(args)))
-            if wanted < 0 or wanted > self.workspace_limit:
-                self.send({"op": "call", "error": "workspace", "requested": wanted})
+        vendor = self.vendor if lib == "baseline" else None
+        if vendor is not None and vendor.unsupported_reason(case.params, case.dtype) is None:
+            prepared = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
+
+            def invoke() -> int:
+                return int(vendor.run(prepared))
+        else:
+            vendor = None
+            invoke = self._library_call(kernel, device_inputs, outputs, scalars)
+            if invoke is None:
                 return
-            if wanted:
-                workspace = runtime.garbage(wanted)
-                args.workspace = workspace.data_ptr()
-                args.workspace_bytes = wanted
         runtime.flush_caches()
-        rc, elapsed_ns = runtime.time_call(lambda: kernel.run(ctypes.byref(args)))
+        rc, elapsed_ns = runtime.time_call(invoke)
+        if vendor is not None:
+            outputs = vendor.outputs()
         threads = _thread_ids()
         count = self.calls_per_lib[lib] = self.calls_per_lib.get(lib, 0) + 1
         # An OpenMP pool is made on the first calls and reused; a thread that
@@ -153,6 +156,29 @@ class Child:
             "late_writes": late_writes,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
+
+    def _library_call(self, kernel: Kernel, device_inputs: dict[str, torch.Tensor],
+                      outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:
+        """kernel_args packed for this call and the workspace given; None when the request was refused."""
+        pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
+        pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
+        pointers.update(workspace=None, stream=self.runtime.stream_handle())
+        args = pack_args(self.struct, pointers=pointers, scalars=scalars)
+        workspace = None
+        if kernel.workspace_bytes is not None:
+            wanted = int(kernel.workspace_bytes(ctypes.byref(args)))
+            if wanted < 0 or wanted > self.workspace_limit:
+                self.send({"op": "call", "error": "workspace", "requested": wanted})
+                return None
+            if wanted:
+                workspace = self.runtime.garbage(wanted)
+                args.workspace = workspace.data_ptr()
+                args.workspace_bytes = wanted
+
+        def invoke(_workspace: Any = workspace) -> int:  # the default keeps the workspace alive
+            return int(kernel.run(ctypes.byref(args)))
+
+        return invoke
 
     def send_outputs(self) -> None:
         blobs = {k: _raw(self.runtime.to_host(t)) for k, t in self.pending.items()}

@@ -104,6 +104,8 @@ class RunnerSession:
         workspace_limit_bytes: int,
         stdout_limit_bytes: int,
         lockdown: bool,
+        readonly_paths: list[Path] | None = None,
+        python_baseline: bool = False,
         startup_timeout_s: float = 120.0,
     ) -> None:
         self.nonce = secrets.token_bytes(16)
@@ -117,6 +119,7 @@ class RunnerSession:
             "libraries": {name: str(path) for name, path in libraries.items()},
             "workspace_limit_bytes": workspace_limit_bytes,
             "lockdown": lockdown,
+            "python_baseline": python_baseline,
         }
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes
@@ -124,6 +127,7 @@ class RunnerSession:
         self._binds = [Bind(workdir, workdir, writable=True), Bind(REPO_ROOT / "judge", REPO_ROOT / "judge"),
                        Bind(problem.root.parent, problem.root.parent)]
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
+        self._binds += [Bind(p, p) for p in readonly_paths or []]
         self._proc: subprocess.Popen[bytes] | None = None
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, Any] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
@@ -27,6 +28,14 @@ class Track:
     runtime_options: Callable[[HostConfig], dict[str, Any]]
     device_nodes: Callable[[HostConfig], list[str]]  # bound into the sandbox (e.g. /dev/nvidia0)
     library_suffix: str = ".so"
+    # Environment the runner child needs on this track (driver libraries, device visibility).
+    runner_env: Callable[[HostConfig], dict[str, str]] = lambda host: {}
+    # Folders bound read-only into the runner's sandbox (driver, toolkit) when they exist.
+    readonly_paths: Callable[[HostConfig], list[Path]] = lambda host: []
+    # A baseline called through Python instead of a C library (a vendor operator), made in
+    # the runner child as `python_baseline(reference_dir, problem_slug, runtime_options)`;
+    # it returns None where it cannot run, and the library baseline is timed instead.
+    python_baseline: Callable[[Path, str, dict[str, Any]], Any] | None = None
 
 
 def get_track(backend: Backend) -> Track:

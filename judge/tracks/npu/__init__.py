@@ -101,6 +101,9 @@ TRACK = Track(
     make_runtime=make_runtime,
     runtime_options=runtime_options,
     device_nodes=device_nodes,
+    runner_env=runner_env,
+    readonly_paths=readonly_paths,
+    python_baseline=python_baseline,
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",

@@ -126,23 +126,3 @@ def npu_hardware_missing() -> str | None:
     if not (os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")):
         return "needs CANN's set_env.sh sourced (ASCEND_HOME_PATH) on the NPU host"
     return None
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Decide the npu skips for this folder from the marker and the hardware.
-
-    The root conftest matches `"npu" in item.keywords`, which holds the folder name too, and
-    skips every npu-marked test unconditionally. Here: a test without the `npu` marker runs;
-    one with it runs only where `npu_hardware_missing()` finds nothing missing. (Drop this hook
-    once the root conftest uses `item.get_closest_marker(marker)` and detects NPU hosts.)
-    """
-    here = Path(__file__).parent
-    missing = npu_hardware_missing()
-    for item in items:
-        if not Path(str(item.fspath)).is_relative_to(here):
-            continue
-        item.own_markers = [m for m in item.own_markers
-                            if not (m.name == "skip" and "Ascend NPU" in str(m.kwargs.get("reason", "")))]
-        if item.get_closest_marker("npu") is not None and missing:
-            item.add_marker(pytest.mark.skip(reason=missing))
