@@ -55,7 +55,7 @@ def create_app(
     app.state.database = db
     app.state.dispatcher = dispatcher
     app.state.clock = clock
-    app.state.boards = BoardCache()
+    app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
     install_error_handlers(app)
     for module in (submissions, boards, reviews, admin_contest, admin_judging):
         app.include_router(module.router)

@@ -1,21 +1,23 @@
 """Leaderboards cached per competition board version, as objects and as JSON bytes.
 
 The store bumps a competition's board version whenever its standings change,
-so a cached board is valid exactly as long as the version it was built from;
-a request costs one small query to read the version. Boards are cached without
-a viewer; a team's own view (marked row, live row while frozen) is derived per
-request.
+so a cached board is valid exactly as long as the version it was built from.
+The version itself is read at most once per `ttl_s` per competition, so under
+load most requests touch no database at all, and a board is at most `ttl_s`
+late. Boards are cached without a viewer; a team's own view (marked row, live
+row while frozen) is derived per request.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
 from api.schemas.leaderboard import LeaderboardPublic
-from api.store import Leaderboard, Session, board_state, for_viewer, leaderboard
+from api.store import BoardState, Leaderboard, Session, board_state, for_viewer, leaderboard
 
 
 @dataclass(frozen=True)
@@ -27,16 +29,27 @@ class CachedBoard:
 
 
 class BoardCache:
-    def __init__(self, max_boards: int = 64) -> None:
+    def __init__(self, *, ttl_s: float = 1.0, max_boards: int = 64) -> None:
         self._boards: OrderedDict[tuple[object, ...], CachedBoard] = OrderedDict()
+        self._states: dict[str, tuple[float, BoardState]] = {}
         self._lock = threading.Lock()
+        self.ttl_s = ttl_s
         self.max_boards = max_boards
+
+    def _state(self, session: Session, competition: str) -> BoardState:
+        seen = self._states.get(competition)
+        if seen is not None and time.monotonic() - seen[0] < self.ttl_s:
+            return seen[1]
+        state = board_state(session, competition=competition)
+        session.rollback()  # end the read at once; the board may come from the cache
+        self._states[competition] = (time.monotonic(), state)
+        return state
 
     def get(
         self, session: Session, *, competition: str, now: datetime, final: bool = False, ignore_freeze: bool = False
     ) -> CachedBoard:
         """The board (no viewer) at `now`, from the cache when the competition's version has not moved."""
-        state = board_state(session, competition=competition)
+        state = self._state(session, competition)
         frozen = not final and not ignore_freeze and state.freeze_at is not None and now >= state.freeze_at
         key = (state.competition_id, state.version, final, frozen, ignore_freeze)
         with self._lock:

@@ -2,16 +2,20 @@
 
 Reads (GET, HEAD) get a read-only session; anything else a write session,
 which on SQLite takes the write lock up front (see api/store/db.py).
+Dependencies that do no I/O are `async def`, so FastAPI runs them on the event
+loop instead of handing each to the thread pool (it shows in the leaderboard's
+latency); the token lookup, which queries the database, runs in the pool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from api.boardcache import BoardCache
 from api.dispatch import RunDispatcher
@@ -22,36 +26,46 @@ _READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 _bearer = HTTPBearer(auto_error=False, description="An opjudge token: `Authorization: Bearer opj_...`")
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_database(request: Request) -> Database:
+async def get_database(request: Request) -> Database:
     return request.app.state.database
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def _session(request: Request, *, write: bool) -> AsyncIterator[Session]:
     database: Database = request.app.state.database
-    with database.session(write=request.method not in _READ_METHODS) as session:
+    session = database.new_session(write=write)  # connects only when first used
+    try:
+        yield session
+    finally:
+        if session.in_transaction():
+            await run_in_threadpool(session.close)  # a rollback may wait on the database
+        else:
+            session.close()
+
+
+async def get_session(request: Request) -> AsyncIterator[Session]:
+    async for session in _session(request, write=request.method not in _READ_METHODS):
         yield session
 
 
-def get_write_session(request: Request) -> Iterator[Session]:
+async def get_write_session(request: Request) -> AsyncIterator[Session]:
     """A write session whatever the method (a GET that records an audit entry)."""
-    database: Database = request.app.state.database
-    with database.session(write=True) as session:
+    async for session in _session(request, write=True):
         yield session
 
 
-def get_dispatcher(request: Request) -> RunDispatcher:
+async def get_dispatcher(request: Request) -> RunDispatcher:
     return request.app.state.dispatcher
 
 
-def get_boards(request: Request) -> BoardCache:
+async def get_boards(request: Request) -> BoardCache:
     return request.app.state.boards
 
 
-def get_now(request: Request) -> datetime:
+async def get_now(request: Request) -> datetime:
     clock: Callable[[], datetime] = request.app.state.clock
     return clock()
 
@@ -65,7 +79,7 @@ BoardsDep = Annotated[BoardCache, Depends(get_boards)]
 NowDep = Annotated[datetime, Depends(get_now)]
 
 
-def optional_principal(
+async def optional_principal(
     session: SessionDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -73,24 +87,29 @@ def optional_principal(
     """The caller when a bearer token is given (401 when it is bad), else None."""
     if credentials is None:
         return None
-    principal = authenticate(session, token=credentials.credentials, pepper=settings.pepper)
-    # End the lookup's transaction: the route's own work starts a fresh one (and, on
-    # SQLite, a write route takes the lock only when it writes).
-    session.rollback()
-    return principal
+    token = credentials.credentials
+
+    def lookup() -> Principal:
+        principal = authenticate(session, token=token, pepper=settings.pepper)
+        # End the lookup's transaction: the route's own work starts a fresh one (and, on
+        # SQLite, a write route takes the lock only when it writes).
+        session.rollback()
+        return principal
+
+    return await run_in_threadpool(lookup)
 
 
 OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 
 
-def current_principal(principal: OptionalPrincipal) -> Principal:
+async def current_principal(principal: OptionalPrincipal) -> Principal:
     if principal is None:
         raise AuthError("missing token: send `Authorization: Bearer <your opjudge token>`")
     return principal
 
 
-def _role(*roles: Role) -> Callable[[Principal], Principal]:
-    def check(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
+def _role(*roles: Role) -> Callable[[Principal], Awaitable[Principal]]:
+    async def check(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
         if principal.role not in roles:
             wanted = " or ".join(r.value for r in roles)
             raise PermissionDeniedError(f"this needs a {wanted} token; yours is a {principal.role.value} token")

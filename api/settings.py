@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # A pending run younger than this is assumed to be on its way to the broker.
     dispatch_grace_s: float = Field(default=5.0, ge=0)
 
+    # A leaderboard is re-read from the standings at most this often (it is at most this late).
+    board_cache_ttl_s: float = Field(default=1.0, ge=0)
+
     cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
 
     @model_validator(mode="after")

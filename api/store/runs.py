@@ -94,11 +94,13 @@ def finish_run(
     result: JudgeResult,
     worker_info: dict[str, str],
     now: datetime | None = None,
+    update_standings: bool = True,
 ) -> bool:
     """Store the verdict, case results and versions, update the standings (commits).
 
     Returns False, changing nothing, when the run was finished already (a
     redelivered task). An IE result ends the run as failed and is not charged.
+    `update_standings=False` is for bulk loads that call `recompute_standings` once at the end.
     """
     run = _locked(session, run_id)
     if run.status in (RunStatus.DONE, RunStatus.FAILED):
@@ -129,7 +131,8 @@ def finish_run(
         submission.verdict = result.verdict
         submission.score = result.score
         session.flush()
-        recompute_standings(session, competition_id=submission.competition_id)
+        if update_standings:
+            recompute_standings(session, competition_id=submission.competition_id)
     elif run.kind is RunKind.REPRODUCTION:
         session.flush()
         compare_reproduction(session, run=run)

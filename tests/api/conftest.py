@@ -108,6 +108,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         cache_dir=tmp_path / "cache",
         db_pool_size=5,
         db_max_overflow=5,
+        board_cache_ttl_s=0,  # tests look at the board right after changing it
     )
 
 

@@ -104,9 +104,9 @@ class TestUploads:
             ("src/kernel.cpp", "contains a path"),
             ("..\\..\\kernel.cpp", "kernel.cpp"),  # some parsers drop a Windows path: either refused or plain
             (".bashrc.cpp", "hidden"),
-            ("ker..nel.cpp", "contains '..'"),
-            ("ker nel.cpp", "must be 1-100 characters"),
-            ("kérnel.cpp", "must be 1-100 characters"),
+            ("ker..nel.cpp", "without folders or '..'"),
+            ("ker nel.cpp", "may use only letters"),
+            ("kérnel.cpp", "may use only letters"),
             ("kernel.so", "not a source file"),
         ],
     )

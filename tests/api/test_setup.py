@@ -62,13 +62,13 @@ def test_seed_demo_once_then_fresh_tokens(settings: Settings, database: Database
         assert authenticate(session, token=again.team_tokens["alpha"], pepper=settings.pepper).team_name == "alpha"
 
 
-@pytest.mark.parametrize("name", ["kernel.cpp", "add_mul_relu.cu", "util.h", "a-b+c.hpp", "K9.cc"])
+@pytest.mark.parametrize("name", ["kernel.cpp", "add_mul_relu.cu", "util.h", "a-b_c.hpp", "K9.cc"])
 def test_good_file_names(name: str) -> None:
     assert check_file_name(name) == name
 
 
 @pytest.mark.parametrize("name", ["", "../x.cpp", "/etc/passwd.h", "a\\b.cpp", ".x.cpp", "a..b.cpp", "x y.cpp",
-                                  "x.cpp\x00.h", "x.sh", "-rf.cpp", "a" * 101 + ".cpp"])  # fmt: skip
+                                  "x.cpp\x00.h", "x.sh", "-rf.cpp", "a+b.cpp", "a" * 101 + ".cpp"])  # fmt: skip
 def test_bad_file_names(name: str) -> None:
     with pytest.raises(UploadInvalidError):
         check_file_name(name)

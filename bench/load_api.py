@@ -1,0 +1,290 @@
+"""API load on loopback: leaderboard latency at 50 concurrent clients, and accepted uploads per second.
+
+    .venv/bin/python bench/load_api.py [--teams 500] [--per-team 20] [--clients 50] [--requests 3000]
+        [--upload-seconds 10] [--page-path /c/bench] [--server-workers 1] [--database-url URL]
+
+Seeds a fresh database (SQLite in a temporary folder unless --database-url names
+an empty one) through the store's own functions: one competition with both
+problems on the CPU, `--teams` teams with `--per-team` judged submissions each
+(the problems' real benchmark and private case names, deterministic ratios).
+Then starts `uvicorn` on 127.0.0.1 in a subprocess and measures, with httpx and
+asyncio: the leaderboard JSON (and `--page-path`, the HTML board, when given) at
+`--clients` concurrent clients, and uploads accepted per second by `--clients`
+teams uploading at once (quotas relaxed for the bench competition; no worker
+runs, so the runs stay queued). Targets (issue 4): leaderboard p99 < 100 ms,
+at least 50 uploads/s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from api.settings import Settings  # noqa: E402
+from api.store import (  # noqa: E402
+    Database,
+    attach_problem,
+    claim_run,
+    create_competition,
+    create_submission,
+    create_team,
+    finish_run,
+    recompute_standings,
+    upgrade_database,
+)
+from api.store.types import utcnow  # noqa: E402
+from judge.backends import Backend, CaseSet  # noqa: E402
+from judge.problem import load_problem  # noqa: E402
+from judge.results import CaseResult, JudgeResult, TimingStats  # noqa: E402
+from judge.verdict import Verdict  # noqa: E402
+
+COMPETITION = "bench"
+PROBLEMS = ("add_mul_relu", "sparse_flash_attention_grad")
+KERNEL = b'#include "add_mul_relu.h"\nint kernel_run(void) { return 0; }\n' + b"// padding " + b"x" * 2000 + b"\n"
+BENCH_SECRETS = {
+    "OPJUDGE_JUDGE_SECRET": "bench-judge-secret-0123456789abcdef",
+    "OPJUDGE_TOKEN_PEPPER": "bench-token-pepper-0123456789abcdef",
+}
+
+
+class AcceptingDispatcher:
+    """The broker of the bench: takes every run, and no worker ever judges them."""
+
+    def enqueue(self, run_id: int, queue: str) -> None:
+        return None
+
+
+def app_from_env():  # type: ignore[no-untyped-def]  # uvicorn --factory entry point
+    from api.app import create_app
+
+    return create_app(Settings(), AcceptingDispatcher())
+
+
+def _result(problem: str, cases: list[tuple[str, CaseSet]], rng: random.Random, speed: float) -> JudgeResult:
+    failed = rng.random() < 0.05
+    out = []
+    for name, case_set in cases:
+        ratio = max(0.05, speed * rng.uniform(0.9, 1.1))
+        passed = not (failed and case_set is CaseSet.BENCHMARKS)
+        out.append(CaseResult(
+            name=name, case_set=case_set, passed=passed, verdict=Verdict.AC if passed else Verdict.WA,
+            timing=TimingStats(1e6 * ratio, 1e6 * ratio, 0.98e6 * ratio, 1e3, 40),
+            baseline_timing=TimingStats(1e6, 1e6, 0.98e6, 1e3, 40), ratio=ratio, gflops=10 / ratio, flops=1e7,
+        ))  # fmt: skip
+    verdict = Verdict.WA if failed else Verdict.AC
+    return JudgeResult(verdict=verdict, problem=problem, backend=Backend.CPU, message=verdict.description, cases=out)
+
+
+def seed(settings: Settings, *, teams: int, per_team: int) -> list[str]:
+    """The bench competition with `teams` x `per_team` judged submissions; returns the team tokens."""
+    upgrade_database(settings)
+    db = Database(settings)
+    now = utcnow()
+    rng = random.Random(20240601)
+    with db.session() as session:
+        create_competition(
+            session, slug=COMPETITION, title="API load bench", starts_at=now - timedelta(days=2),
+            ends_at=now + timedelta(days=2), actor=None, now=now, quota_per_day=10**9, min_interval_s=0,
+            max_in_flight=10**9, options={"freeze_at": None},
+        )  # fmt: skip
+        cases = {}
+        for slug in PROBLEMS:
+            problem = load_problem(slug, settings.problems_dir, settings.reference_dir)
+            attach_problem(session, competition=COMPETITION, problem=problem, backends=[Backend.CPU], actor=None,
+                           now=now)  # fmt: skip
+            timed = problem.cases_for(Backend.CPU, [CaseSet.BENCHMARKS, CaseSet.PRIVATE])
+            cases[slug] = [(c.name, c.case_set) for c in timed]
+        tokens, team_ids = [], []
+        for i in range(teams):
+            team, token = create_team(session, competition=COMPETITION, name=f"team-{i:04d}", pepper=settings.pepper,
+                                      actor=None, now=now)  # fmt: skip
+            tokens.append(token.token)
+            team_ids.append(team.id)
+        start = now - timedelta(hours=40)
+        step = timedelta(hours=39) / max(1, teams * per_team)
+        moment = start
+        for round_ in range(per_team):
+            for team_id in team_ids:
+                slug = PROBLEMS[round_ % len(PROBLEMS)]
+                created = create_submission(session, team_id=team_id, problem=slug, backend=Backend.CPU,
+                                            files=[("kernel.cpp", KERNEL)], queue="judge.cpu", now=moment)  # fmt: skip
+                claim_run(session, run_id=created.run_id, worker="bench", now=moment)
+                speed = (0.3 + (team_id % 97) / 60) * (1 - round_ / (per_team * 3))
+                finish_run(session, run_id=created.run_id, result=_result(slug, cases[slug], rng, speed),
+                           worker_info={"host": "bench"}, now=moment, update_standings=False)  # fmt: skip
+                moment += step
+        comp_id = 1
+        recompute_standings(session, competition_id=comp_id)
+        session.commit()
+    db.dispose()
+    return tokens
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    command = [sys.executable, "-m", "uvicorn", "bench.load_api:app_from_env", "--factory", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    server = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with {server.returncode}")
+        try:
+            if httpx.get(f"{base}/api/v1/competitions/{COMPETITION}", timeout=2).status_code == 200:
+                return server, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    server.terminate()
+    raise SystemExit("the server did not answer within 60 s")
+
+
+def _summary(latencies: list[float], elapsed: float, statuses: dict[int, int], size: int) -> dict[str, float]:
+    ordered = sorted(latencies)
+    return {
+        "requests": len(ordered),
+        "p50_ms": 1000 * ordered[len(ordered) // 2],
+        "p99_ms": 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+        "mean_ms": 1000 * statistics.fmean(ordered),
+        "max_ms": 1000 * ordered[-1],
+        "per_s": len(ordered) / elapsed,
+        "bytes": size,
+        "non_200": sum(n for code, n in statuses.items() if code != 200),
+    }
+
+
+async def measure_gets(base: str, path: str, *, clients: int, requests: int) -> dict[str, float]:
+    """`requests` GETs of `path` spread over `clients` concurrent clients (after a warm-up)."""
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    size = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        await asyncio.gather(*(client.get(path) for _ in range(clients)))  # warm-up: connections and caches
+        per_client = requests // clients
+
+        async def one_client() -> None:
+            nonlocal size
+            for _ in range(per_client):
+                started = time.perf_counter()
+                response = await client.get(path)
+                latencies.append(time.perf_counter() - started)
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                size = len(response.content)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one_client() for _ in range(clients)))
+        elapsed = time.perf_counter() - began
+    return _summary(latencies, elapsed, statuses, size)
+
+
+async def measure_uploads(base: str, tokens: list[str], *, clients: int, seconds: float) -> dict[str, float]:
+    """`clients` teams uploading back to back for `seconds`; counts the 202s."""
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        stop = time.perf_counter() + seconds
+
+        async def one_team(token: str) -> None:
+            headers = {"Authorization": f"Bearer {token}"}
+            while time.perf_counter() < stop:
+                started = time.perf_counter()
+                response = await client.post(
+                    "/api/v1/submissions", headers=headers, data={"problem": PROBLEMS[0], "backend": "cpu"},
+                    files=[("files", ("kernel.cpp", KERNEL, "text/x-c++src"))],
+                )  # fmt: skip
+                latencies.append(time.perf_counter() - started)
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one_team(t) for t in tokens[:clients]))
+        elapsed = time.perf_counter() - began
+    summary = _summary(latencies, elapsed, {200 if k == 202 else k: v for k, v in statuses.items()}, 0)
+    summary["accepted_per_s"] = statuses.get(202, 0) / elapsed
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--teams", type=int, default=500)
+    parser.add_argument("--per-team", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=3000, help="leaderboard GETs in all")
+    parser.add_argument("--upload-seconds", type=float, default=10.0)
+    parser.add_argument("--board-path", default=f"/api/v1/competitions/{COMPETITION}/leaderboard")
+    parser.add_argument("--page-path", default=None, help=f"the HTML board too, e.g. /c/{COMPETITION}")
+    parser.add_argument("--server-workers", type=int, default=1)
+    parser.add_argument("--database-url", default=None, help="an empty database (default: SQLite in a temp folder)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="opjudge-load-") as tmp:
+        env = {**os.environ, **BENCH_SECRETS,
+               "OPJUDGE_DATABASE_URL": args.database_url or f"sqlite:///{Path(tmp) / 'bench.db'}",
+               "OPJUDGE_WORK_ROOT": str(Path(tmp) / "work"), "OPJUDGE_CACHE_DIR": str(Path(tmp) / "cache")}  # fmt: skip
+        os.environ.update(env)
+        began = time.perf_counter()
+        tokens = seed(Settings(), teams=args.teams, per_team=args.per_team)
+        seeded_s = time.perf_counter() - began
+        print(f"seeded {args.teams} teams x {args.per_team} submissions in {seeded_s:.1f} s", flush=True)
+        server, base = start_server(env, args.server_workers)
+        try:
+            figures: dict[str, object] = {"seed_s": seeded_s, "teams": args.teams, "per_team": args.per_team,
+                                          "clients": args.clients, "server_workers": args.server_workers}  # fmt: skip
+            figures["leaderboard"] = asyncio.run(
+                measure_gets(base, args.board_path, clients=args.clients, requests=args.requests))
+            if args.page_path:
+                figures["page"] = asyncio.run(
+                    measure_gets(base, args.page_path, clients=args.clients, requests=args.requests))
+            figures["uploads"] = asyncio.run(
+                measure_uploads(base, tokens, clients=args.clients, seconds=args.upload_seconds))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    _report(figures)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+def _report(figures: dict[str, object]) -> None:
+    for name in ("leaderboard", "page"):
+        got = figures.get(name)
+        if isinstance(got, dict):
+            verdict = "meets" if got["p99_ms"] < 100 and not got["non_200"] else "MISSES"
+            print(f"{name:12s} p50 {got['p50_ms']:6.1f} ms  p99 {got['p99_ms']:6.1f} ms  max {got['max_ms']:6.1f} ms  "
+                  f"{got['per_s']:6.0f} req/s  {got['bytes'] / 1024:.0f} KiB  non-200 {got['non_200']}  "
+                  f"({verdict} p99 < 100 ms)")  # fmt: skip
+    up = figures["uploads"]
+    assert isinstance(up, dict)
+    verdict = "meets" if up["accepted_per_s"] >= 50 else "MISSES"
+    print(f"uploads      {up['accepted_per_s']:6.1f} accepted/s  p50 {up['p50_ms']:6.1f} ms  "
+          f"p99 {up['p99_ms']:6.1f} ms  refused {up['non_200']}  ({verdict} >= 50/s)")  # fmt: skip
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
