@@ -6,6 +6,7 @@ imports the web or the database, and the service adds to it without edits there.
 
 from __future__ import annotations
 
+import api.client.commands
 import judge.cli
 import workers.commands
 
@@ -14,6 +15,7 @@ def build_app() -> object:
     app = judge.cli.app
     # Service commands register here, one line per part (serve/worker, team client).
     workers.commands.register(app)
+    api.client.commands.register(app)
     return app
 
 

@@ -8,12 +8,12 @@ team view: private cases pass/fail only, no reproduction runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from api.client.stages import STEPS, Step, run_steps
 from api.deps import NowDep, SessionDep
 from api.pages.auth import LoggedIn
 from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, roofline_svg
@@ -35,28 +35,11 @@ from api.store import (
     submission_sources,
 )
 from api.store.page_queries import run_host_info
-from judge.backends import Stage
 from judge.verdict import Verdict
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
-# The timeline's steps and the engine stages (judge.backends.Stage) each one covers.
-STEPS: tuple[tuple[str, str, tuple[Stage, ...]], ...] = (
-    ("queued", "Queued", (Stage.QUEUED,)),
-    ("building", "Building", (Stage.POLICY, Stage.BUILDING)),
-    ("checking", "Checking", (Stage.CHECKING,)),
-    ("timing", "Timing", (Stage.TIMING,)),
-    ("scored", "Scored", (Stage.SCORING, Stage.DONE)),
-)
 MAX_SOURCE_CHARS = 200_000  # sources shown inline; the upload limits keep real ones far below
-
-
-@dataclass(frozen=True)
-class Step:
-    key: str
-    label: str
-    state: str  # done, current, failed, waiting, skipped
-    at: datetime | None
 
 
 @router.get("/s/{submission_id}")
@@ -104,34 +87,8 @@ def timeline(run: RunView | None) -> list[Step]:
     """The five steps of the run's timeline with their state and start time."""
     if run is None:
         return [Step(key, label, "waiting", None) for key, label, _ in STEPS]
-    times = {Stage(k): datetime.fromisoformat(v) for k, v in run.stage_times.items() if k in Stage._value2member_map_}
-    times.setdefault(Stage.QUEUED, run.queued_at or run.created_at)
-    reached = [next((times[s] for s in stages if s in times), None) for _key, _label, stages in STEPS]
-    finished = run.status in (RunStatus.DONE, RunStatus.FAILED)
-    current = None if finished else _current_step(run)
-    last_reached = max((i for i, at in enumerate(reached[:-1]) if at is not None), default=0)
-    steps = []
-    for i, (key, label, _stages) in enumerate(STEPS):
-        if finished:
-            failed_here = run.verdict is not Verdict.AC and i == last_reached
-            state = "failed" if failed_here else ("done" if reached[i] is not None else "skipped")
-            if key == "scored":
-                state = "done" if run.verdict is Verdict.AC else "skipped"
-        elif i == current:
-            state = "current"
-        else:
-            state = "done" if current is not None and i < current else "waiting"
-        steps.append(Step(key, label, state, reached[i]))
-    return steps
-
-
-def _current_step(run: RunView) -> int:
-    if run.status is not RunStatus.RUNNING or run.stage is None:
-        return 0
-    for i, (_key, _label, stages) in enumerate(STEPS):
-        if Stage(run.stage) in stages:
-            return i
-    return 0
+    return run_steps(status=run.status.value, stage=run.stage, stage_times=run.stage_times,
+                     verdict=run.verdict.value if run.verdict else None, queued_at=run.queued_at or run.created_at)
 
 
 def _in_flight(run: RunView | None) -> bool:

@@ -1,0 +1,203 @@
+"""The team CLI: `opjudge login`, `submit`, `status` and `board`, registered on the one Typer app.
+
+Server URL and token come from --url/--token, else OPJUDGE_URL/OPJUDGE_TOKEN,
+else the config file `opjudge login` writes. `submit` uploads, then follows the
+run through its steps to the verdict and the per-case table; it exits 0 on AC
+and 1 on any other verdict (and 1 when the server refuses the upload, 2 when
+no token is configured).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from api.client.config import TOKEN_ENV, ConfigError, resolve, write_config_file
+from api.client.http import ClientError, OpjudgeClient
+from api.client.render import (
+    board_table,
+    is_finished,
+    live_run,
+    progress,
+    shown_run,
+    step_line,
+    steps_of,
+    verdict_view,
+)
+from judge.errors import UserFacingError
+
+UrlOption = Annotated[str | None, typer.Option("--url", help="server URL (else OPJUDGE_URL, else the saved one)")]
+TokenOption = Annotated[str | None, typer.Option("--token", help="API token (else OPJUDGE_TOKEN, else the saved one)")]
+POLL_S = 1.0
+MAX_POLL_FAILURES = 10  # consecutive failed polls before giving up on following a run
+
+
+def register(app: typer.Typer) -> None:
+    """Add the team commands to `app`."""
+    app.command("login")(login_command)
+    app.command("submit")(submit_command)
+    app.command("status")(status_command)
+    app.command("board")(board_command)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Refusals and configuration problems as one clear line on stderr, not a traceback."""
+    try:
+        yield
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    except UserFacingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise typer.Exit(1) from None
+
+
+def login_command(url: UrlOption = None, token: TokenOption = None) -> None:
+    """Check a token with the server and save it with the URL (~/.config/opjudge/config.toml, mode 0600)."""
+    with _errors():
+        config = resolve(url=url, token=None, need_token=False)
+        secret = (token or os.environ.get(TOKEN_ENV) or typer.prompt("token", hide_input=True)).strip()
+        with OpjudgeClient(config.url, secret) as client:
+            try:
+                me = client.me()
+                who = f"team {me['team_name']} of competition {me['competition']}"
+            except ClientError as error:
+                if error.status != 403:
+                    raise
+                who = "an organiser or reviewer (`submit` needs a team token)"
+        path = write_config_file(url=config.url, token=secret)
+    print(f"logged in to {config.url} as {who}; saved to {path}")
+
+
+def submit_command(
+    files: Annotated[list[Path], typer.Argument(help="source files of the submission", exists=True, dir_okay=False)],
+    problem: Annotated[str, typer.Option(help="problem slug, e.g. add_mul_relu")],
+    backend: Annotated[str, typer.Option(help="cpu, cuda or npu")] = "cpu",
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="follow the run to its verdict")] = True,
+    timeout: Annotated[float, typer.Option(help="give up following after this many seconds")] = 1800.0,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Upload FILES for PROBLEM on BACKEND and follow the run: exit 0 on AC, 1 on any other verdict."""
+    console = Console()
+    with _errors():
+        config = resolve(url=url, token=token)
+        with OpjudgeClient(config.url, config.token) as client:
+            created = client.submit(files, problem=problem, backend=backend)
+            submission_id = int(created["id"])
+            console.print(f"submission [bold]#{submission_id}[/] {created.get('message', 'stored')}")
+            console.print(f"report: {config.url}/s/{submission_id}", highlight=False)
+            if not wait:
+                return
+            detail = follow(client, submission_id, console, timeout_s=timeout)
+    console.print(verdict_view(detail))
+    raise typer.Exit(_exit_code(detail))
+
+
+def status_command(
+    submission_id: Annotated[int | None, typer.Argument(help="a submission id; none: your latest submissions")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="follow the run until it has a verdict")] = False,
+    limit: Annotated[int, typer.Option(help="how many submissions to list")] = 15,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Show one submission's steps and results (exit 1 on a verdict other than AC), or list your latest."""
+    console = Console()
+    with _errors():
+        config = resolve(url=url, token=token)
+        with OpjudgeClient(config.url, config.token) as client:
+            if submission_id is None:
+                console.print(_submissions_table(client.submissions(limit=limit)))
+                return
+            detail = client.submission(submission_id)
+            if wait and not is_finished(live_run(detail)):
+                detail = follow(client, submission_id, console, timeout_s=1800.0)
+    console.print(progress(detail))
+    console.print(verdict_view(detail))
+    raise typer.Exit(_exit_code(detail))
+
+
+def board_command(
+    competition: Annotated[str | None, typer.Option(help="competition slug; default: your team's")] = None,
+    final: Annotated[bool, typer.Option("--final", help="the final ranking, once published")] = False,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Print the leaderboard (your own row marked, and up to date while the board is frozen)."""
+    console = Console()
+    with _errors():
+        config = resolve(url=url, token=token, need_token=competition is None)
+        with OpjudgeClient(config.url, config.token) as client:
+            slug = competition or client.me()["competition"]
+            board = client.leaderboard(slug, final=final)
+    console.print(board_table(board))
+
+
+def follow(client: OpjudgeClient, submission_id: int, console: Console, *, timeout_s: float) -> dict[str, Any]:
+    """Poll the submission until its run has finished, showing the steps as they happen."""
+    deadline = time.monotonic() + timeout_s
+    detail = client.submission(submission_id)
+    try:
+        if console.is_terminal:
+            with Live(progress(detail), console=console, refresh_per_second=8) as live:
+                while not is_finished(live_run(detail)):
+                    detail = _poll(client, submission_id, detail, deadline)
+                    live.update(progress(detail))
+        else:
+            printed: set[str] = set()
+            while True:
+                for step in steps_of(live_run(detail)):
+                    if step.state in ("done", "current", "failed") and step.key not in printed:
+                        printed.add(step.key)
+                        console.print(step_line(step), highlight=False)
+                if is_finished(live_run(detail)):
+                    break
+                detail = _poll(client, submission_id, detail, deadline)
+    except KeyboardInterrupt:
+        console.print(f"stopped following; the run goes on: `opjudge status {submission_id} --wait`")
+        raise typer.Exit(130) from None
+    return detail
+
+
+def _poll(client: OpjudgeClient, submission_id: int, detail: dict[str, Any], deadline: float) -> dict[str, Any]:
+    failures = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise ClientError(f"submission #{submission_id} is still being judged; "
+                              f"see `opjudge status {submission_id}`")
+        time.sleep(POLL_S)
+        try:
+            return client.submission(submission_id)
+        except ClientError as error:
+            # A restarting server or a dropped connection: keep following for a while.
+            failures += 1
+            if (error.status is not None and error.status < 500) or failures >= MAX_POLL_FAILURES:
+                raise
+
+
+def _exit_code(detail: dict[str, Any]) -> int:
+    run = shown_run(detail)
+    if run is None or (not is_finished(live_run(detail)) and not run.get("verdict")):
+        return 0  # still being judged: nothing has failed yet
+    return 0 if run.get("verdict") == "AC" else 1
+
+
+def _submissions_table(submissions: list[dict[str, Any]]) -> Table:
+    table = Table(title="your latest submissions", title_justify="left", header_style="bold")
+    for column in ("#", "problem", "backend", "submitted", "status", "verdict", "score"):
+        table.add_column(column, justify="right" if column in ("#", "score") else "left")
+    for s in submissions:
+        table.add_row(str(s["id"]), s["problem"], s["backend"], s["created_at"][:19].replace("T", " "), s["status"],
+                      s.get("verdict") or "", "-" if s.get("score") is None else f"{s['score']:.2f}")  # fmt: skip
+    return table
