@@ -39,7 +39,7 @@ def build_shim_library(source: Path, include_dirs: list[Path], output: Path) -> 
     """Compile `source` (a .cu file) with the shim into a shared library at `output`."""
     rewritten = output.with_suffix(".shim.cpp")
     rewritten.write_text(rewrite(source.read_text()))
-    argv = ["g++", "-std=c++20", "-O2", "-fPIC", "-shared", "-pthread", "-Wno-unknown-pragmas",
+    argv = ["g++", "-std=c++20", "-O1", "-fPIC", "-shared", "-pthread", "-Wno-unknown-pragmas",
             "-I", str(SHIM_DIR / "include"), "-include", str(SHIM_DIR / "cuda_cpu_shim.h")]
     for folder in include_dirs:
         argv += ["-I", str(folder)]
