@@ -67,7 +67,8 @@ CUDA_BANNED: tuple[BannedName, ...] = (
         r"cudaStreamCreate\w*|cudaStreamDestroy|cudaStreamSynchronize|cudaStreamQuery|cudaStreamWaitEvent|"
         r"cudaStreamAddCallback|cudaLaunchHostFunc|cudaStreamAttachMemAsync|cudaStreamBeginCapture\w*|"
         r"cudaStreamEndCapture|cudaStreamIsCapturing|cudaStreamGetCaptureInfo\w*|cudaStreamUpdateCaptureDependencies\w*|"
-        r"cudaThreadExchangeStreamCaptureMode|cudaGraph\w+|cudaUserObject\w+|cudaEvent\w+|"
+        r"cudaThreadExchangeStreamCaptureMode|cudaGraph\w+|cudaUserObject\w+|"
+           r"cudaEvent(?:Create|Record|Synchronize|Query|ElapsedTime|Destroy)\w*|"
         r"cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamPerThread|cudaStreamLegacy|"
         r"cudaStreamNonBlocking|cudaLaunchDevice|cudaGetDriverEntryPoint\w*",
         "stream-control",
