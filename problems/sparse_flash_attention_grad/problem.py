@@ -7,8 +7,9 @@ lives here.
 
 Layout trick used throughout: BSND tensors are viewed as "rows" r = (b*S1 + s)*N2 + n2, each with
 its G query heads (q [B,S1,N1,D] is [B,S1,N2,G,D] because head h = n2*G + g), and keys are
-addressed in the flat [B*S2*N2] space by (b*S2 + t)*N2 + n2. A chunk of rows gathers only the
-keys those rows see, so memory is bounded by the chunk budget: no [S1, S2] matrix ever exists.
+stored as whole blocks of bs tokens, one row per (b, n2, block). A chunk of rows gathers only the
+blocks those rows list and scatter-adds their gradients back with index_add_, so memory is
+bounded by the chunk budget: no [S1, S2] matrix ever exists.
 Classes are NamedTuples, not dataclasses: the judge loads this file by path without registering
 it in sys.modules, which dataclasses need.
 """
@@ -120,16 +121,39 @@ def _valid_prefix(ids: torch.Tensor) -> torch.Tensor:
 class Chunk(NamedTuple):
     start: int  # first row
     stop: int  # one past the last row
-    keys: torch.Tensor  # [c, W] flat key index (b*S2 + t)*N2 + n2; 0 where masked
-    mask: torch.Tensor  # [c, W] the key is visible to the row
+    blocks: torch.Tensor  # [c, Wb] index into the blocked key layout (see _blocked); 0 where unused
+    mask: torch.Tensor  # [c, Wb * bs] the key is visible to the row
+
+
+def _padded_blocks(sz: Sizes) -> int:
+    return -(-sz.S2 // sz.block_size)
+
+
+def _blocked(sz: Sizes, t: torch.Tensor) -> torch.Tensor:
+    """[B, S2, N2, X] -> [B*N2*nblk, bs*X]: one row per key block, zero-padded past S2.
+
+    Gathering and scatter-adding whole blocks moves the same bytes as per-token indexing in
+    bs times fewer, longer rows, which index_select and index_add_ do several times faster.
+    """
+    nblk = _padded_blocks(sz)
+    out = t.new_zeros(sz.B, sz.N2, nblk * sz.block_size, t.shape[-1])
+    out[:, :, : sz.S2] = t.permute(0, 2, 1, 3)
+    return out.view(sz.B * sz.N2 * nblk, sz.block_size * t.shape[-1])
+
+
+def _unblocked(sz: Sizes, t: torch.Tensor) -> torch.Tensor:
+    """Inverse of `_blocked`: [B*N2*nblk, bs*X] -> [B, S2, N2, X]."""
+    width = t.shape[-1] // sz.block_size
+    full = t.view(sz.B, sz.N2, _padded_blocks(sz) * sz.block_size, width)
+    return full[:, :, : sz.S2].permute(0, 2, 1, 3)
 
 
 def chunks(sz: Sizes, indices: torch.Tensor, per_row_elements: int) -> Iterator[Chunk]:
-    """Row chunks with the keys each row sees; a chunk holds about CHUNK_ELEMENTS / per_row_elements rows
-    of the widest possible list (rows that see nothing are skipped)."""
+    """Row chunks with the key blocks each row sees; a chunk holds about CHUNK_ELEMENTS / per_row_elements
+    rows of the widest possible list (rows that see nothing are skipped)."""
     ids_all = indices.reshape(sz.rows, sz.K).to(torch.int64)
-    max_blocks = min(sz.K, -(-sz.S2 // sz.block_size))
-    widest = max(1, max_blocks * sz.block_size)
+    nblk = _padded_blocks(sz)
+    widest = max(1, min(sz.K, nblk) * sz.block_size)
     step = max(1, CHUNK_ELEMENTS // (widest * per_row_elements))
     thr_rows = thresholds(sz).view(1, sz.S1, 1).expand(sz.B, sz.S1, sz.N2).reshape(-1)
     within = torch.arange(sz.block_size).view(1, 1, -1)
@@ -137,17 +161,17 @@ def chunks(sz: Sizes, indices: torch.Tensor, per_row_elements: int) -> Iterator[
         stop = min(start + step, sz.rows)
         ids = ids_all[start:stop]
         valid = _valid_prefix(ids)
-        blocks = int(valid.sum(dim=1).max()) if stop > start else 0
-        if blocks == 0:
+        width = int(valid.sum(dim=1).max()) if stop > start else 0
+        if width == 0:
             continue
-        ids, valid = ids[:, :blocks], valid[:, :blocks]
-        tok = ids.unsqueeze(-1) * sz.block_size + within  # [c, blocks, bs]
+        ids, valid = ids[:, :width], valid[:, :width]
+        tok = ids.unsqueeze(-1) * sz.block_size + within  # [c, Wb, bs]
         thr = thr_rows[start:stop].view(-1, 1, 1)
         mask = (valid.unsqueeze(-1) & (tok < thr) & (tok >= 0)).reshape(stop - start, -1)
         row = torch.arange(start, stop).view(-1, 1)
         b, n2 = row // (sz.S1 * sz.N2), row % sz.N2
-        flat = (b * sz.S2 + tok.reshape(stop - start, -1)) * sz.N2 + n2
-        yield Chunk(start, stop, torch.where(mask, flat, 0), mask)
+        blocks = (b * sz.N2 + n2) * nblk + ids
+        yield Chunk(start, stop, torch.where(valid & (ids < nblk), blocks, 0), mask)
 
 
 def count_pairs(sz: Sizes, indices: torch.Tensor) -> int:
@@ -179,13 +203,15 @@ def forward(sz: Sizes, inputs: dict[str, Any], indices: torch.Tensor) -> tuple[t
     f32 = torch.float32
     dt = sz.D + sz.Dr
     q = _cat_rope(inputs["q"], inputs["q_rope"], f32).view(sz.rows, sz.G, dt)
-    k = _cat_rope(inputs["k"], inputs["k_rope"], f32).view(-1, dt)
-    v = inputs["v"].to(f32).reshape(-1, sz.D)
+    k = _blocked(sz, _cat_rope(inputs["k"], inputs["k_rope"], f32))
+    v = _blocked(sz, inputs["v"].to(f32))
     out = torch.zeros(sz.rows, sz.G, sz.D, dtype=f32)
     row_max = torch.zeros(sz.rows, sz.G, dtype=f32)
     row_sum = torch.zeros(sz.rows, sz.G, dtype=f32)
     for ch in chunks(sz, indices, dt + sz.D + 3 * sz.G):
-        z = torch.bmm(q[ch.start : ch.stop], k[ch.keys].transpose(1, 2)) * sz.scale  # [c, G, W]
+        c = ch.stop - ch.start
+        kg = k[ch.blocks].view(c, -1, dt)  # [c, W, Dt]
+        z = torch.bmm(q[ch.start : ch.stop], kg.transpose(1, 2)) * sz.scale  # [c, G, W]
         visible = ch.mask.unsqueeze(1)
         z = z.masked_fill(~visible, -math.inf)
         m = z.amax(dim=2)
@@ -193,7 +219,7 @@ def forward(sz: Sizes, inputs: dict[str, Any], indices: torch.Tensor) -> tuple[t
         m = torch.where(seen, m, 0.0)
         p = torch.exp(z - m.unsqueeze(-1))  # exp(-inf) = 0 for masked keys
         denom = p.sum(dim=2)
-        o = torch.bmm(p, v[ch.keys]) / torch.where(seen, denom, 1.0).unsqueeze(-1)
+        o = torch.bmm(p, v[ch.blocks].view(c, -1, sz.D)) / torch.where(seen, denom, 1.0).unsqueeze(-1)
         out[ch.start : ch.stop] = o
         row_max[ch.start : ch.stop] = m
         row_sum[ch.start : ch.stop] = denom
@@ -220,8 +246,8 @@ def backward(
     acc = torch.float32 if ref else torch.float64
     dt = sz.D + sz.Dr
     q = _cat_rope(inputs["q"], inputs["q_rope"], acc).view(sz.rows, sz.G, dt)
-    k = _cat_rope(inputs["k"], inputs["k_rope"], acc).view(-1, dt)
-    v = inputs["v"].to(acc).reshape(-1, sz.D)
+    k = _blocked(sz, _cat_rope(inputs["k"], inputs["k_rope"], acc))
+    v = _blocked(sz, inputs["v"].to(acc))
     d_out = inputs["d_out"].to(acc).reshape(sz.rows, sz.G, sz.D)
     delta = (d_out * inputs["out"].to(acc).reshape(sz.rows, sz.G, sz.D)).sum(dim=2)  # [rows, G]
     row_max = _row_stats(sz, inputs["softmax_max"], acc)
@@ -231,7 +257,9 @@ def backward(
     dv = torch.zeros(v.shape, dtype=acc)
     for ch in chunks(sz, indices=inputs["sparse_indices"], per_row_elements=2 * dt + 2 * sz.D + 5 * sz.G):
         rows = slice(ch.start, ch.stop)
-        kg, vg, qg, dog = k[ch.keys], v[ch.keys], q[rows], d_out[rows]
+        c = ch.stop - ch.start
+        kg, vg = k[ch.blocks].view(c, -1, dt), v[ch.blocks].view(c, -1, sz.D)
+        qg, dog = q[rows], d_out[rows]
         z = torch.bmm(qg, kg.transpose(1, 2)) * sz.scale  # [c, G, W]
         p = torch.exp(z - row_max[rows].unsqueeze(-1)) / row_sum[rows].unsqueeze(-1)
         # where, not multiply: masked keys (and rows with softmax_sum 0) may give inf or NaN here.
@@ -241,20 +269,21 @@ def backward(
             p = p.to(out_dtype).to(acc)
             ds = ds.to(out_dtype).to(acc)
         dq[rows] = torch.bmm(ds, kg)
-        flat = ch.keys.reshape(-1)
-        dk.index_add_(0, flat, torch.bmm(ds.transpose(1, 2), qg).reshape(-1, dt))
-        dv.index_add_(0, flat, torch.bmm(p.transpose(1, 2), dog).reshape(-1, sz.D))
+        flat = ch.blocks.reshape(-1)
+        dk.index_add_(0, flat, torch.bmm(ds.transpose(1, 2), qg).reshape(flat.numel(), -1))
+        dv.index_add_(0, flat, torch.bmm(p.transpose(1, 2), dog).reshape(flat.numel(), -1))
     dq *= sz.scale
     dk *= sz.scale
     final = out_dtype if ref else acc
+    dk_full = _unblocked(sz, dk)
     result = {
         "dq": dq[..., : sz.D].reshape(sz.B, sz.S1, sz.N1, sz.D),
-        "dk": dk[:, : sz.D].reshape(sz.B, sz.S2, sz.N2, sz.D),
-        "dv": dv.reshape(sz.B, sz.S2, sz.N2, sz.D),
+        "dk": dk_full[..., : sz.D],
+        "dv": _unblocked(sz, dv),
     }
     if sz.Dr:
         result["dq_rope"] = dq[..., sz.D :].reshape(sz.B, sz.S1, sz.N1, sz.Dr)
-        result["dk_rope"] = dk[:, sz.D :].reshape(sz.B, sz.S2, sz.N2, sz.Dr)
+        result["dk_rope"] = dk_full[..., sz.D :]
     return {name: t.to(final).contiguous() for name, t in result.items()}
 
 
