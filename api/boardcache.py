@@ -10,6 +10,7 @@ row while frozen) is derived per request.
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from collections import OrderedDict
@@ -24,6 +25,7 @@ from api.store import BoardState, Leaderboard, Session, board_state, for_viewer,
 class CachedBoard:
     board: Leaderboard
     json: bytes  # the board without a viewer, serialised once
+    gzip: bytes  # the same, compressed once (a 500-team board is ~10x smaller)
     etag: str
     final_published: bool  # whether the final ranking may be shown to everyone
 
@@ -59,7 +61,8 @@ class BoardCache:
                 return cached
         board = leaderboard(session, competition=competition, final=final, ignore_freeze=ignore_freeze, now=now)
         etag = f'"{state.competition_id}-{board.version}-{int(frozen)}-{int(final)}-{int(ignore_freeze)}"'
-        cached = CachedBoard(board, serialise(board), etag, state.final_published)
+        body = serialise(board)
+        cached = CachedBoard(board, body, gzip.compress(body, compresslevel=6), etag, state.final_published)
         with self._lock:
             self._boards[key] = cached
             while len(self._boards) > self.max_boards:

@@ -45,8 +45,12 @@ def read_leaderboard(
     cached = boards.get(session, competition=slug, now=now, final=final, ignore_freeze=unfrozen)
     if final and not cached.final_published and not admin:
         raise PermissionDeniedError("the final ranking is not published yet")
-    if team_id is None and request.headers.get("if-none-match") == cached.etag:
-        return Response(status_code=304, headers={"ETag": cached.etag})
+    if team_id is None:
+        headers = {"Cache-Control": "no-cache", "ETag": cached.etag, "Vary": "Accept-Encoding"}
+        if request.headers.get("if-none-match") == cached.etag:
+            return Response(status_code=304, headers=headers)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            return Response(cached.gzip, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+        return Response(cached.json, media_type="application/json", headers=headers)
     _board, body = boards.for_viewer(session, cached, viewer_team=team_id)
-    headers = {"Cache-Control": "no-cache"} | ({"ETag": cached.etag} if team_id is None else {})
-    return Response(body, media_type="application/json", headers=headers)
+    return Response(body, media_type="application/json", headers={"Cache-Control": "no-cache"})

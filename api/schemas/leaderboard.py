@@ -11,7 +11,8 @@ from judge.verdict import Verdict
 
 
 class CaseCellPublic(Public):
-    case: str
+    """One case of a row; which case is said once, in `LeaderboardPublic.columns`."""
+
     score: float | None
     ratio: float | None
     passed: bool

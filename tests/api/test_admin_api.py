@@ -144,7 +144,8 @@ def test_freeze_over_http(client: TestClient, contest: Contest, database: Databa
 
 
 def test_leaderboard_etag(client: TestClient, contest: Contest, database: Database, clock: Clock) -> None:
-    first = client.get("/api/v1/competitions/cup/leaderboard")
+    first = client.get("/api/v1/competitions/cup/leaderboard", headers={"Accept-Encoding": "gzip"})
+    assert first.headers["content-encoding"] == "gzip" and first.json()["competition"] == "cup"  # cached compressed
     etag = first.headers["etag"]
     assert client.get("/api/v1/competitions/cup/leaderboard", headers={"If-None-Match": etag}).status_code == 304
     _judged_upload(client, contest, database, clock, "alpha", benchmarks={"b1": 0.8})
