@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,9 +29,9 @@ FIXTURES = REPO / "tests" / "submissions" / "add_mul_relu" / "cpu"
 FINISHED = ("done", "failed")
 
 
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """A fresh database on the test PostgreSQL server, dropped after the module."""
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new database on the test PostgreSQL server (OPJUDGE_TEST_POSTGRES_URL), dropped on exit."""
     base = os.environ.get("OPJUDGE_TEST_POSTGRES_URL")
     if not base:
         pytest.skip("set OPJUDGE_TEST_POSTGRES_URL")
@@ -44,6 +45,13 @@ def postgres_url() -> Iterator[str]:
     finally:
         with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A fresh database for the module."""
+    with fresh_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e import kernels
 from tests.e2e.conftest import Api
-from tests.e2e.services import DemoTokens, Process, service_env, start_api, start_worker
+from tests.e2e.services import DemoTokens, Process, service_env, start_api, start_worker, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -143,7 +143,8 @@ def test_reviewer_marks_move_the_final_ranking_by_three_tenths_of_their_mean(ser
         response = service.api.call("PUT", f"/api/v1/review/teams/{team_ids[team]}", reviewer,
                                     json={"marks": team_marks, "comment": "e2e"})
         assert response.status_code == 200, response.text
-    after = _final_rows(service, admin)
+    # Boards are cached for up to a second (api/boardcache.py): wait for the one with the marks.
+    after = wait_until("the final board to show the marks", lambda: _with_marks(service, admin), timeout_s=15)
     for team, team_marks in marks.items():
         mean = float(sum(team_marks.values()))  # one reviewer: the mean is their total
         assert after[team]["reviewer_score"] == pytest.approx(mean)
@@ -151,6 +152,11 @@ def test_reviewer_marks_move_the_final_ranking_by_three_tenths_of_their_mean(ser
         assert after[team]["final_score"] == pytest.approx(expected, abs=0.01)
         assert after[team]["online_score"] == pytest.approx(before[team]["online_score"])
     assert after["charlie"]["rank"] < after["alpha"]["rank"]  # 0.3 x 100 outweighs charlie's slower kernel
+
+
+def _with_marks(service: Service, admin: str) -> dict[str, dict[str, Any]] | None:
+    rows = _final_rows(service, admin)
+    return rows if all(rows[t]["reviewer_score"] is not None for t in ("alpha", "charlie")) else None
 
 
 def _final_rows(service: Service, admin: str) -> dict[str, dict[str, Any]]:
