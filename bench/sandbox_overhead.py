@@ -1,0 +1,63 @@
+"""Does the sandbox slow a legitimate OpenMP kernel down? Strict vs off, interleaved.
+
+    .venv/bin/python bench/sandbox_overhead.py [--rounds 3] [--sets benchmarks]
+
+Judges the sparse FA baseline (OpenMP) as a submission under `strict` (bubblewrap,
+seccomp, rlimits, the runner's lockdown) and under `off`, alternating which goes
+first each round, and prints per benchmark case the ratio of the medians (over
+rounds) of the kernel's median time: strict / off. Target (issue 3): within 3 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from _common import SFA_BASELINE, judge_file
+
+from judge.backends import CaseSet
+
+MODES = ("strict", "off")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sets", default="benchmarks", help="comma-separated: benchmarks,private")
+    options = parser.parse_args()
+    sets = tuple(CaseSet(s) for s in options.sets.split(","))
+    medians: dict[str, dict[str, list[float]]] = {mode: {} for mode in MODES}
+    walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+    with tempfile.TemporaryDirectory() as cache:
+        for round_index in range(options.rounds):
+            order = MODES if round_index % 2 == 0 else MODES[::-1]
+            for mode in order:
+                started = time.monotonic()
+                result = judge_file(SFA_BASELINE, sets=sets, sandbox=mode, cache_dir=Path(cache))
+                walls[mode].append(time.monotonic() - started)
+                assert result.verdict.value == "AC", f"{mode}: {result.verdict} {result.message}"
+                for case in result.cases:
+                    if case.timing is not None:
+                        medians[mode].setdefault(case.name, []).append(case.timing.median_ns)
+                print(f"round {round_index + 1} {mode:6}: {walls[mode][-1]:.1f} s, isolation {result.isolation}",
+                      flush=True)
+    print(f"\n{'case':28} {'strict ms':>10} {'off ms':>10} {'strict/off':>10}")
+    ratios = []
+    for name, off_values in medians["off"].items():
+        strict_ms = statistics.median(medians["strict"][name]) / 1e6
+        off_ms = statistics.median(off_values) / 1e6
+        ratios.append(strict_ms / off_ms)
+        print(f"{name:28} {strict_ms:10.3f} {off_ms:10.3f} {ratios[-1]:10.4f}")
+    geomean = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    print(f"{'geometric mean':28} {'':10} {'':10} {geomean:10.4f}")
+    wall_ratio = statistics.median(walls["strict"]) / statistics.median(walls["off"])
+    print(f"whole judge wall time, median: strict {statistics.median(walls['strict']):.1f} s, "
+          f"off {statistics.median(walls['off']):.1f} s ({wall_ratio:.3f})")
+
+
+if __name__ == "__main__":
+    main()
