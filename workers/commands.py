@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
     """Add the service's process commands to `app`."""
     app.command("serve")(serve_command)
     app.command("worker")(worker_command)
+    app.command("admin-token")(admin_token_command)
 
 
 def serve_command(
@@ -57,6 +58,29 @@ def worker_command(
     except UserFacingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+
+
+def admin_token_command(
+    label: Annotated[str, typer.Option(help="whose token this is, shown in the audit log")] = "operator",
+) -> None:
+    """Issue an organiser token straight into the database (the first one, or after a pepper change)."""
+    from api.store import Database, Role, issue_token, upgrade_database
+    from api.store.types import utcnow
+    from workers.serve import serve_settings
+
+    try:
+        settings = serve_settings()
+    except ValidationError as exc:
+        raise _config_error(exc) from None
+    upgrade_database(settings)
+    db = Database(settings)
+    try:
+        with db.session() as session:
+            issued = issue_token(session, pepper=settings.pepper, role=Role.ADMIN, actor=None, now=utcnow(),
+                                 label=label)
+    finally:
+        db.dispose()
+    print(issued.token)
 
 
 def _logging(level: str) -> None:

@@ -64,7 +64,9 @@ def probe(backend: Backend, host: HostConfig) -> dict[str, str]:
     info["toolchain"] = detail(_TOOLCHAIN[backend]) or "unavailable"
     info["device"] = detail(_DEVICE.get(backend)) or (_cpu_model() if backend is Backend.CPU else "unavailable")
     info["driver"] = detail(_DRIVER.get(backend)) or (_nvidia_driver() if backend is Backend.CUDA else "")
-    info["sandbox"] = detail(("sandbox", "auto mode gives")) if host.sandbox_mode == "auto" else host.sandbox_mode
+    # What isolation this host can give (strict, degraded), whatever mode the worker asks for.
+    info["sandbox"] = detail(("sandbox", "auto mode gives")) or "unavailable"
+    info["sandbox_mode"] = host.sandbox_mode
     return info
 
 

@@ -52,6 +52,10 @@ def run_worker(
     print(f"worker {name} on queue {queue}: device {info.get('device', '?')}; toolchain "
           f"{info.get('toolchain', '?')}; driver {info.get('driver') or '-'}; sandbox {info.get('sandbox', '?')}",
           flush=True)
+    if settings.sandbox_mode == "strict" and info.get("sandbox") != "strict":
+        # Every run would end as IE: refuse to start, and say what the probes found.
+        found = "\n".join(f"  {k}: {v}" for k, v in info.items() if k.startswith("sandbox."))
+        raise WorkerConfigError(f"OPJUDGE_SANDBOX_MODE=strict but this host gives {info.get('sandbox')!r}:\n{found}")
     db = Database(settings)
     try:
         with db.session() as session:
