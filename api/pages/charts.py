@@ -4,6 +4,8 @@
   intensity (FLOP per byte of least traffic), under the device's compute roof
   and, when the worker recorded it, its bandwidth roof; without one, the best
   bandwidth measured in the run is drawn as an empirical roof and labelled so.
+- `rate_bars_svg`: when the run recorded no memory traffic, each case's
+  achieved GFLOP/s as a bar on a log scale against the compute roof.
 - `history_svg`: the team's score on this problem across its submissions.
 """
 
@@ -102,6 +104,40 @@ def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak
         body.append(f'<text class="lbl" x="{px + 8:.1f}" y="{py + (4 if i % 2 == 0 else 14):.1f}">'
                     f'{escape(p.label)}</text>')  # fmt: skip
     return _svg(body, "roofline: achieved GFLOP/s per case against the device's roofs")
+
+
+def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) -> Markup:
+    """Achieved GFLOP/s per case (name, rate) as bars on a log scale, with the device's peak as a line."""
+    rates = [(name, rate) for name, rate in rates if rate > 0]
+    if not rates:
+        return Markup("")
+    label_w = 118
+    row_h = max(34, min(60, 200 // len(rates)))
+    height = TOP + 10 + BOTTOM + row_h * len(rates)
+    top_value = max([r for _, r in rates] + ([peak_gflops] if peak_gflops else [])) * 2
+    x = _LogScale(min(r for _, r in rates) / 4, top_value, label_w, WIDTH - RIGHT)
+    body = []
+    for value in x.decades():
+        px = x(value)
+        body.append(f'<line class="grid" x1="{px:.1f}" y1="{TOP}" x2="{px:.1f}" y2="{height - BOTTOM}"/>')
+        body.append(f'<text x="{px:.1f}" y="{height - BOTTOM + 16}" text-anchor="middle">{_num(value)}</text>')
+    for i, (name, rate) in enumerate(rates):
+        y = TOP + 10 + i * row_h + 6
+        share = f" · {100 * rate / peak_gflops:.2g}% of peak" if peak_gflops else ""
+        middle = y + (row_h - 14) / 2 + 4
+        body.append(f'<text class="lbl" x="{label_w - 8}" y="{middle:.1f}" text-anchor="end">{escape(name)}</text>')
+        body.append(f'<rect class="pt{" alt" if i % 2 else ""}" x="{label_w}" y="{y}" width="{x(rate) - label_w:.1f}" '
+                    f'height="{row_h - 14}" rx="3"><title>{escape(name)}: {rate:.3g} GFLOP/s{share}</title></rect>')
+        body.append(f'<text x="{x(rate) + 6:.1f}" y="{middle:.1f}">{rate:.3g}{share}</text>')  # fmt: skip
+    if peak_gflops:
+        px = x(peak_gflops)
+        body.append(f'<line class="roof" x1="{px:.1f}" y1="{TOP - 4}" x2="{px:.1f}" y2="{height - BOTTOM}"/>')
+        body.append(f'<text x="{px - 4:.1f}" y="{TOP + 4}" text-anchor="end">peak {_num(peak_gflops)}</text>')
+    body.append(f'<text x="{(label_w + WIDTH - RIGHT) / 2:.0f}" y="{height - 6}" text-anchor="middle">GFLOP/s '
+                '(log scale)</text>')  # fmt: skip
+    head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
+            'aria-label="achieved GFLOP/s per case against the device peak" xmlns="http://www.w3.org/2000/svg">')
+    return Markup(head + "".join(body) + "</svg>")
 
 
 def _axes(x: _LogScale, y: _LogScale, x_label: str, y_label: str) -> list[str]:

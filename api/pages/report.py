@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request, Response
 from api.client.stages import STEPS, Step, run_steps
 from api.deps import NowDep, SessionDep
 from api.pages.auth import LoggedIn
-from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, roofline_svg
+from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
 from api.pages.devices import device_peaks
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
@@ -125,15 +125,18 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
 def _roofline(run: RunView | None, info: dict[str, Any], backend: Any) -> dict[str, Any] | None:
     if run is None:
         return None
-    timed = [c for c in run.cases if c.gflops and c.gbytes_per_s]
+    timed = [c for c in run.cases if c.gflops]
     if not timed:
         return None
     peaks = device_peaks(info, backend=backend, device=run.device)
-    points = [RooflinePoint(c.name, (c.gflops or 0.0) / (c.gbytes_per_s or 1.0), c.gflops or 0.0) for c in timed]
-    measured = max(c.gbytes_per_s or 0.0 for c in timed)
+    if all(c.gbytes_per_s for c in timed):
+        points = [RooflinePoint(c.name, (c.gflops or 0.0) / (c.gbytes_per_s or 1.0), c.gflops or 0.0) for c in timed]
+        measured = max(c.gbytes_per_s or 0.0 for c in timed)
+        svg = roofline_svg(points, peak_gflops=peaks.gflops, peak_gbps=peaks.gbytes_per_s, measured_gbps=measured)
+    else:  # no memory traffic recorded: no intensity to place the cases at, so rates against the peak
+        svg = rate_bars_svg([(c.name, c.gflops or 0.0) for c in timed], peak_gflops=peaks.gflops)
     return {
-        "svg": roofline_svg(points, peak_gflops=peaks.gflops, peak_gbps=peaks.gbytes_per_s, measured_gbps=measured),
+        "svg": svg,
+        "roofline": all(c.gbytes_per_s for c in timed),
         "peaks": peaks,
-        "cases": [(c.name, c.gflops, c.gbytes_per_s, (100 * (c.gflops or 0) / peaks.gflops) if peaks.gflops else None)
-                  for c in timed],
     }  # fmt: skip
