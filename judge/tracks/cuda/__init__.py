@@ -2,12 +2,14 @@
 
 Host settings read from `HostConfig`:
 - `cuda_home`, `cuda_arch` (default sm_90a, the H200/H100 target);
-- `extra["cuda_device"]`: the CUDA ordinal the runner child uses (default "0");
+- `extra["cuda_device"]`: the GPU (nvidia-smi's index) the runner child may see; it then sees
+  that one alone, as CUDA device 0. Unset: the child sees every GPU and uses the first;
 - `extra["cuda_gpu_name"]`: the GPU's name when `nvidia-smi` cannot tell (peak table).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
@@ -23,7 +25,33 @@ CUDA_LIMITS = DEVICE_LIMITS
 
 
 def _device_index(host: HostConfig) -> int:
+    """nvidia-smi's index of the worker's GPU (PCI bus order)."""
     return int(host.extra.get("cuda_device", "0"))
+
+
+def runner_env(host: HostConfig) -> dict[str, str]:
+    """The runner child's CUDA environment (its environment starts empty).
+
+    PCI bus order makes CUDA's numbering nvidia-smi's; with `extra["cuda_device"]` the child
+    sees that GPU alone. LD_LIBRARY_PATH names the driver's folder, for the libraries libcuda
+    itself loads by name (the JIT compiler, NVML) where they are not in the loader's cache.
+    """
+    env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    if "cuda_device" in host.extra:
+        env["CUDA_VISIBLE_DEVICES"] = str(_device_index(host))
+    driver = driver_library()
+    if driver is not None:
+        env["LD_LIBRARY_PATH"] = str(Path(driver).parent)
+    return env
+
+
+def readonly_paths(host: HostConfig) -> list[Path]:
+    """What CUDA reads besides the device nodes: the driver's folder and the PCI topology in /sys."""
+    paths = [Path("/sys/bus/pci"), Path("/sys/devices")]
+    driver = driver_library()
+    if driver is not None:
+        paths.insert(0, Path(driver).parent)
+    return paths
 
 
 def runtime_options(host: HostConfig) -> dict[str, Any]:
@@ -36,7 +64,7 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     name = host.extra.get("cuda_gpu_name") or gpu_name(_device_index(host))
     row = find_peak(name)
     return {
-        "device_index": _device_index(host),
+        "device_index": 0 if "cuda_device" in host.extra else _device_index(host),
         "min_flush_bytes": MIN_FLUSH_BYTES,
         "gpu_name": name,
         "peak_flops": floor_peak_flops(row, None),
@@ -57,4 +85,6 @@ TRACK = Track(
     make_runtime=CudaRuntime,
     runtime_options=runtime_options,
     device_nodes=lambda host: device_nodes(),
+    runner_env=runner_env,
+    readonly_paths=readonly_paths,
 )

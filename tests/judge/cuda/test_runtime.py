@@ -13,7 +13,7 @@ from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks import get_track
-from judge.tracks.cuda import TRACK, runtime_options
+from judge.tracks.cuda import TRACK, readonly_paths, runner_env, runtime_options
 from judge.tracks.cuda.device import PEAK_TABLE, device_nodes, find_peak, floor_peak_flops
 from judge.tracks.cuda.runtime import (
     MIB,
@@ -48,7 +48,18 @@ def test_options_survive_json() -> None:
     raw = runtime_options(host)
     again = json.loads(json.dumps(raw))
     assert again == raw
-    assert CudaRuntimeOptions.from_json(again).device_index == 1
+    assert CudaRuntimeOptions.from_json(again).device_index == 0  # the child sees GPU 1 alone, as device 0
+    assert runner_env(host)["CUDA_VISIBLE_DEVICES"] == "1"
+
+
+def test_runner_env_and_read_only_paths() -> None:
+    host = HostConfig(work_root=Path("/tmp"))
+    env = runner_env(host)
+    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"  # CUDA's numbering = nvidia-smi's
+    assert "CUDA_VISIBLE_DEVICES" not in env  # no GPU chosen: the child sees them all
+    paths = readonly_paths(host)
+    assert Path("/sys/bus/pci") in paths and Path("/sys/devices") in paths
+    assert TRACK.runner_env is runner_env and TRACK.readonly_paths is readonly_paths
 
 
 def test_flush_is_at_least_256_mib_and_twice_the_l2() -> None:
