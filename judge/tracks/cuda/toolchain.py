@@ -94,8 +94,8 @@ class CudaToolchain(Toolchain):
         self._version: str | None = None
 
     def source_suffixes(self) -> tuple[str, ...]:
-        """.cu and .cpp files are translation units; headers are only copied."""
-        return (".cu", ".cpp")
+        """.cu, .cpp and .cc files are translation units; headers (.cuh, .h, ...) are only copied."""
+        return (".cu", ".cpp", ".cc")
 
     def command(
         self, *, install: CudaInstall, sources: list[Path], include_dirs: list[Path], output: Path
@@ -126,7 +126,8 @@ class CudaToolchain(Toolchain):
         output = workdir / LIBRARY_NAME
         argv = self.command(install=install, sources=units, include_dirs=include_dirs, output=output)
         if not units:
-            return BuildResult(False, Verdict.CE, None, "no .cu or .cpp source to compile", 0.0, toolchain, argv)
+            return BuildResult(False, Verdict.CE, None, "no .cu, .cpp or .cc source to compile", 0.0, toolchain,
+                               argv)
         cu_files = [u.name for u in units if u.suffix == ".cu"]
         if len(cu_files) > 1:
             # nvcc registers each .cu file's device code with a load-time constructor; the library

@@ -166,7 +166,7 @@ def test_two_cu_files_are_refused_before_nvcc_runs(tmp_path: Path) -> None:
         pytest.skip("nvcc is not installed on this host (version() is part of every build)")
     result = _build(src / "a.cu", "add_mul_relu", tmp_path / "work", extra=[src / "b.cu"])
     assert result.verdict is Verdict.CE and "one .cu file per submission" in result.log
-    assert toolchain.source_suffixes() == (".cu", ".cpp")
+    assert toolchain.source_suffixes() == (".cu", ".cpp", ".cc")
 
 
 @needs_nvcc
