@@ -126,7 +126,11 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
     except RunnerFailed as exc:
-        _internal(result, f"the runner failed: {exc}")
+        if exc.kind == "load":
+            verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
+            result.verdict, result.message = verdict, str(exc)
+        else:
+            _internal(result, f"the runner failed: {exc}")
         return
     result.stage_times_s["oracle"] = checker.oracle_seconds
     reporter.stage(Stage.SCORING)
@@ -170,7 +174,8 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
     case_result.ratio = timing.submission.median_ns / timing.baseline.median_ns
     if case_result.flops:
         case_result.gflops = case_result.flops / timing.submission.median_ns
-    peak = float(runtime_options.get("peak_flops", 0.0) or 0.0)  # type: ignore[arg-type]
+    by_dtype = runtime_options.get("peak_flops_by_dtype") or {}
+    peak = float(by_dtype.get(case.dtype) or runtime_options.get("peak_flops") or 0.0)  # type: ignore[union-attr,arg-type]
     if below_physical_floor(case_result.flops, peak, timing.submission.median_ns):
         case_result.passed, case_result.verdict = False, Verdict.SV
         case_result.message = (f"case {case.name}: {timing.submission.median_ns:.0f} ns is faster than the "
@@ -206,10 +211,6 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         return Verdict.RE, f"the process died with {sig.name}"
     if "bad_alloc" in text or "MemoryError" in text or "Cannot allocate memory" in text:
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
-    if "kernel_run" in text and "undefined symbol" in text or "AttributeError" in text and "kernel_run" in text:
-        return Verdict.CE, "the library does not export kernel_run"
-    if "OSError" in text and ".so" in text:
-        return Verdict.RE, "the library could not be loaded: " + text.strip().splitlines()[-1][:300]
     return Verdict.RE, f"the process exited with status {code} inside kernel_run"
 
 

@@ -43,11 +43,20 @@ def _thread_ids() -> set[str]:
     return set(os.listdir("/proc/self/task"))
 
 
+class LibraryLoadError(Exception):
+    """The submission's library cannot be loaded or lacks kernel_run: the submission's fault."""
+
+
 class Kernel:
     """One loaded library: kernel_run and the optional kernel_workspace_bytes."""
 
     def __init__(self, path: str) -> None:
-        self.library = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        try:
+            self.library = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as exc:
+            raise LibraryLoadError(f"the library could not be loaded: {exc}") from None
+        if not hasattr(self.library, "kernel_run"):
+            raise LibraryLoadError("the library does not export kernel_run (declare it extern \"C\")")
         self.run = self.library.kernel_run
         self.run.restype = ctypes.c_int
         self.run.argtypes = [ctypes.c_void_p]
@@ -197,6 +206,7 @@ def main() -> None:
     # (make_inputs drops to one thread while it generates, for determinism, and restores.)
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
     child: Child | None = None
+    hello: dict[str, Any] = {}
     try:
         hello = json.loads(commands.readline())
         child = Child(hello, options.result_fd)
@@ -211,12 +221,23 @@ def main() -> None:
                 child.send_outputs()
             elif command["op"] == "exit":
                 break
+    except LibraryLoadError as exc:  # the worker turns this into CE or RE
+        _report_error(child, hello, options.result_fd, "load", str(exc))
+        sys.exit(3)
     except Exception:  # the worker turns this into IE with the traceback
         detail = traceback.format_exc(limit=8)
-        if child is not None:
-            child.send({"op": "error", "detail": detail})
+        _report_error(child, hello, options.result_fd, "internal", detail)
         print(detail, file=sys.stderr)
         sys.exit(3)
+
+
+def _report_error(child: Child | None, hello: dict[str, Any], fd: int, kind: str, detail: str) -> None:
+    """Tell the worker why this child gives up, also when it failed before it was ready."""
+    if child is not None:
+        child.send({"op": "error", "kind": kind, "detail": detail})
+    elif "nonce" in hello:
+        write_frames(fd, encode_message(bytes.fromhex(hello["nonce"]), 0,
+                                        {"op": "error", "kind": kind, "detail": detail}, {}))
 
 
 if __name__ == "__main__":

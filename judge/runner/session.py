@@ -42,7 +42,11 @@ class RunnerDied(JudgeError):
 
 
 class RunnerFailed(JudgeError):
-    """The child reported an internal failure of its own (verdict IE)."""
+    """The child reported why it gave up: `kind` "load" (the submission's library) or "internal" (IE)."""
+
+    def __init__(self, message: str, *, kind: str = "internal") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass
@@ -239,7 +243,8 @@ class RunnerSession:
             self._died("the runner process ended", timed_out=False)
         if message.header.get("op") == "error":
             self.kill()
-            raise RunnerFailed(message.header.get("detail", "runner error"))
+            raise RunnerFailed(str(message.header.get("detail", "runner error")),
+                               kind=str(message.header.get("kind", "internal")))
         if message.header.get("op") != op:
             raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
         return message
