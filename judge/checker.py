@@ -6,7 +6,6 @@ oracle sees never passed through the submission's process.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -14,7 +13,8 @@ from typing import Any
 
 import torch
 
-from judge.problem import Case, Problem
+from judge.fingerprint import fingerprint
+from judge.problem import Case, Problem, make_inputs
 from judge.results import OutputCheck
 from judge.runner.session import CallOutcome
 from judge.verdict import Verdict
@@ -25,11 +25,6 @@ class CallCheck:
     verdict: Verdict  # AC when the call was fine
     message: str = ""
     outputs: dict[str, OutputCheck] = field(default_factory=dict)
-
-
-def input_digest(tensor: torch.Tensor) -> str:
-    data = tensor.detach().contiguous().view(torch.uint8).numpy()
-    return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
 
 
 def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
@@ -55,19 +50,22 @@ def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck
 class OracleChecker:
     """Regenerates inputs, computes (or loads) the oracle and applies the problem's pass rule."""
 
-    def __init__(self, problem: Problem, cache: Any | None = None) -> None:
+    def __init__(self, problem: Problem, cache: Any | None = None, *, generation_device: str = "cpu",
+                 oracle_device: str = "cpu") -> None:
         self.problem = problem
         self.module = problem.module
         self.cache = cache
+        self.generation_device = generation_device  # where the child made the inputs: made again here
+        self.oracle_device = oracle_device  # where G and R are computed
         self.oracle_seconds = 0.0
 
     def inputs(self, case: Case, seed: int) -> dict[str, Any]:
-        return self.module.make_inputs(case, seed)
+        return make_inputs(self.module, case, seed, self.generation_device)
 
     def check(self, case: Case, seed: int, outcome: CallOutcome, outputs: dict[str, torch.Tensor], *,
               cacheable: bool) -> CallCheck:
         inputs = self.inputs(case, seed)
-        mine = {k: input_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        mine = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         if mine != outcome.digest_before:
             return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs differ from the judge's "
                              "regeneration (non-deterministic generator or a tampered runner)")
@@ -86,13 +84,19 @@ class OracleChecker:
 
     def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
         def compute() -> tuple[Any, Any]:
-            return self.module.oracle(case, inputs), self.module.reference(case, inputs)
+            moved = {k: v.to(self.oracle_device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+            oracle, reference = self.module.oracle(case, moved), self.module.reference(case, moved)
+            return _to_cpu(oracle), _to_cpu(reference)
 
         if not cacheable or self.cache is None:
             return compute()
         key = [self.problem.slug, self.problem.definition_hash, case.name, case.dtype,
                json.dumps(case.params, sort_keys=True), list(case.flags), seed]
         return self.cache.get_or_compute(key, compute)
+
+
+def _to_cpu(tensors: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if tensors is None else {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in tensors.items()}
 
 
 def worst_checks(current: dict[str, OutputCheck], new: dict[str, OutputCheck]) -> dict[str, OutputCheck]:

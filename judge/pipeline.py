@@ -75,7 +75,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                workdir: Path, reporter: Reporter, result: JudgeResult) -> None:
     problem, limits = request.problem, host.limits
     cases = problem.cases_for(request.backend, list(request.case_sets))
-    checker = OracleChecker(problem, _oracle_cache(host))
+    checker = OracleChecker(problem, _oracle_cache(host), generation_device=track.generation_device,
+                            oracle_device=track.oracle_device)
     run_dir = workdir / "run"
     run_dir.mkdir()
     threads = str(limits.threads or len(os.sched_getaffinity(0)))
@@ -99,6 +100,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         lockdown=sandbox.isolation is not Isolation.OFF,
         readonly_paths=[p for p in track.readonly_paths(host) if p.exists()],
         python_baseline=track.python_baseline is not None,
+        generation_device=track.generation_device,
     )
     case_results: list[CaseResult] = []
     result.cases = case_results

@@ -79,11 +79,14 @@ class Problem:
 class ProblemModule(Protocol):
     """What a problem package's problem.py provides. Tensors are torch CPU tensors."""
 
-    def make_inputs(self, case: Case, seed: int) -> dict[str, Any]:
+    def make_inputs(self, case: Case, seed: int, device: str = "cpu") -> dict[str, Any]:
         """Every input tensor (None for absent optional ones) and attribute for the ABI.
 
-        Deterministic in (case, seed) on the same host: the runner child and the
-        worker both call it and must get the very same bytes (run single-threaded).
+        Deterministic in (case, seed, device) on the same host: the runner child and
+        the worker both call it and must get the very same bytes (run single-threaded
+        on the CPU). Device tracks generate on the device (`device="cuda"`), where a
+        CPU generator would take seconds per call at contest sizes; a module that
+        takes no `device` argument generates on the CPU only.
         Attributes (e.g. `scale`) come back as Python numbers under their ABI names.
         """
         ...
@@ -109,6 +112,13 @@ class ProblemModule(Protocol):
     def work(self, case: Case, inputs: dict[str, Any]) -> tuple[float, float]:
         """(floating-point operations, least bytes moved) of one call, for GFLOP/s and the roofline."""
         ...
+
+
+def make_inputs(module: ProblemModule, case: Case, seed: int, device: str) -> dict[str, Any]:
+    """`module.make_inputs` on `device`; the CPU form for "cpu", so a module without a device argument works."""
+    if device == "cpu":
+        return module.make_inputs(case, seed)
+    return module.make_inputs(case, seed, device=device)
 
 
 @cache

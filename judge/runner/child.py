@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import hashlib
 import json
 import math
 import os
@@ -25,14 +24,10 @@ import torch
 
 from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
 from judge.backends import Backend, CaseSet
-from judge.problem import Case, load_problem
+from judge.fingerprint import fingerprint
+from judge.problem import Case, load_problem, make_inputs
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
-
-
-def tensor_digest(tensor: torch.Tensor) -> str:
-    data = tensor.detach().contiguous().view(torch.uint8).numpy()
-    return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
 
 
 def _raw(tensor: torch.Tensor) -> bytes:
@@ -83,6 +78,7 @@ class Child:
         if hello.get("python_baseline") and track.python_baseline is not None:
             self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
         self.workspace_limit = int(hello["workspace_limit_bytes"])
+        self.generation_device = str(hello.get("generation_device", "cpu"))
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()
@@ -114,11 +110,11 @@ class Child:
         assert self.case is not None
         case, runtime, kernel = self.case, self.runtime, self.kernels[lib]
         self.pending = {}
-        inputs = self.module.make_inputs(case, seed)
+        inputs = make_inputs(self.module, case, seed, self.generation_device)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
         scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
-        before = {k: tensor_digest(t) for k, t in tensors.items()}
+        before = {k: fingerprint(t) for k, t in tensors.items()}
         device_inputs = {k: runtime.to_device(t) for k, t in tensors.items()}
         outputs = {
             name: runtime.empty(tuple(shape), dtype, math.nan)
@@ -151,7 +147,7 @@ class Child:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
             time.sleep(recheck_ms / 1000)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
-        after = {k: tensor_digest(runtime.to_host(t)) for k, t in device_inputs.items()}
+        after = {k: fingerprint(runtime.to_host(t)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
         self.pending = outputs if lib == "submission" else {}

@@ -110,6 +110,7 @@ class RunnerSession:
         lockdown: bool,
         readonly_paths: list[Path] | None = None,
         python_baseline: bool = False,
+        generation_device: str = "cpu",
         startup_timeout_s: float = 120.0,
     ) -> None:
         self.nonce = secrets.token_bytes(16)
@@ -124,6 +125,7 @@ class RunnerSession:
             "workspace_limit_bytes": workspace_limit_bytes,
             "lockdown": lockdown,
             "python_baseline": python_baseline,
+            "generation_device": generation_device,
         }
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes

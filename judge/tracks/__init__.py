@@ -36,6 +36,10 @@ class Track:
     # the runner child as `python_baseline(reference_dir, problem_slug, runtime_options)`;
     # it returns None where it cannot run, and the library baseline is timed instead.
     python_baseline: Callable[[Path, str, dict[str, Any]], Any] | None = None
+    # Where inputs are generated (in the child, and again in the worker for the oracle), and
+    # where the oracle runs. Contest-sized device cases cannot be generated on a host CPU.
+    generation_device: str = "cpu"
+    oracle_device: str = "cpu"
 
 
 def get_track(backend: Backend) -> Track:

@@ -87,4 +87,6 @@ TRACK = Track(
     device_nodes=lambda host: device_nodes(),
     runner_env=runner_env,
     readonly_paths=readonly_paths,
+    generation_device="cuda",
+    oracle_device="cuda",
 )

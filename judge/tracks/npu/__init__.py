@@ -104,6 +104,8 @@ TRACK = Track(
     runner_env=runner_env,
     readonly_paths=readonly_paths,
     python_baseline=python_baseline,
+    generation_device="npu",
+    oracle_device="cpu",  # judging.md allows the host; NPUs have no float64 units
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
