@@ -46,7 +46,7 @@ class _Settable(Create):
 
     freeze_at: AwareDatetime | None = None
     quota_per_day: int | None = Field(default=None, ge=0)
-    min_interval_s: int | None = Field(default=None, ge=0)
+    min_interval_s: int | None = Field(default=None, ge=0, le=86400)
     max_in_flight: int | None = Field(default=None, ge=0)
     online_weight: float | None = Field(default=None, ge=0)
     reviewer_weight: float | None = Field(default=None, ge=0)

@@ -257,6 +257,8 @@ def _validate(row: Competition) -> None:
     for name in ("quota_per_day", "min_interval_s", "max_in_flight"):
         if getattr(row, name) < 0:
             raise InvalidInputError(f"{name} cannot be negative")
+    if row.min_interval_s > 24 * 3600:
+        raise InvalidInputError("min_interval_s is at most a day (86400 s)")
     if min(row.online_weight, row.reviewer_weight) < 0 or row.online_weight + row.reviewer_weight <= 0:
         raise InvalidInputError("weights must be non-negative and not both zero")
     if not 0 < row.reproduction_tolerance < 10 or not math.isfinite(row.score_cap) or row.score_cap < 100:

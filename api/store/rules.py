@@ -74,14 +74,15 @@ def quota_status(session: Session, comp: Competition, team_id: int, now: datetim
 
 
 def _charged(session: Session, team_id: int, now: datetime) -> tuple[int, datetime | None, datetime | None]:
-    used, oldest = session.execute(
-        select(func.count(), func.min(Submission.created_at)).where(
+    """(charged submissions in the last 24 h, the oldest and the newest of them), in one query.
+
+    The newest is all the minimum interval needs: intervals are capped at a day.
+    """
+    used, oldest, last = session.execute(
+        select(func.count(), func.min(Submission.created_at), func.max(Submission.created_at)).where(
             Submission.team_id == team_id, Submission.charged, Submission.created_at > now - DAY
         )
     ).one()
-    last = session.scalar(
-        select(func.max(Submission.created_at)).where(Submission.team_id == team_id, Submission.charged)
-    )
     return used, oldest, last
 
 

@@ -171,13 +171,22 @@ def mark_queued(session: Session, *, run_id: int, now: datetime | None = None) -
         update(Run)
         .where(Run.id == run_id, Run.status == RunStatus.PENDING)
         .values(status=RunStatus.QUEUED, queued_at=now or utcnow())
+        .returning(Run.submission_id)
         .execution_options(synchronize_session=False)
-    )
-    if moved.rowcount == 1:
-        submission = session.get_one(Run, run_id, populate_existing=True).submission
-        _sync_submission(session, submission)
+    ).first()
+    if moved is not None:
+        # Every upload comes through here: one statement instead of loading the submission.
+        newer = select(Run.id).where(
+            Run.submission_id == moved.submission_id, Run.kind != RunKind.REPRODUCTION, Run.id > run_id
+        )
+        session.execute(
+            update(Submission)
+            .where(Submission.id == moved.submission_id, ~newer.exists())
+            .values(status=RunStatus.QUEUED)
+            .execution_options(synchronize_session=False)
+        )
     session.commit()
-    return moved.rowcount == 1
+    return moved is not None
 
 
 def runs_to_dispatch(
