@@ -52,7 +52,8 @@ from api.store.runs import (
     stuck_runs,
 )
 from api.store.seed import DemoSeed, seed_demo
-from api.store.standings import CaseCell, compute_standings, recompute_standings
+from api.store.standings import CaseCell, compute_standings
+from api.store.standings_cache import recompute_standings
 from api.store.stats import row_counts
 from api.store.submissions import (
     create_submission,

@@ -13,7 +13,7 @@ from api.store.audit import record_audit
 from api.store.enums import RankedBy, RelativeTo
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
 from api.store.models import DEFAULT_RUBRIC, Competition, CompetitionProblem, Problem
-from api.store.standings import recompute_standings
+from api.store.standings_cache import recompute_standings
 from api.store.views import CompetitionView, Principal, ProblemLink
 from judge.backends import Backend
 from judge.problem import Problem as ProblemDefinition

@@ -17,7 +17,8 @@ from api.store.competitions import competition_row
 from api.store.enums import RankedBy, RelativeTo
 from api.store.models import Competition, CompetitionProblem, Problem
 from api.store.reviews import reviewer_scores
-from api.store.standings import CaseCell, TeamStanding, compute_standings, read_standings
+from api.store.standings import CaseCell, TeamStanding, compute_standings
+from api.store.standings_cache import read_standings
 from api.store.types import utcnow
 from judge.backends import CaseSet
 from judge.scoring import case_score_vs_baseline, case_score_vs_best, final_score

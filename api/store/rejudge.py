@@ -14,7 +14,7 @@ from api.store.competitions import competition_row
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Problem, Run, Submission
-from api.store.standings import read_standings
+from api.store.standings_cache import read_standings
 from api.store.views import Principal, RunDispatch
 from judge.backends import Backend, CaseSet
 

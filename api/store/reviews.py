@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from api.store.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from api.store.models import Competition, Review, Reviewer, Team
-from api.store.standings import bump_board_version, read_standings
+from api.store.standings_cache import bump_board_version, read_standings
 from api.store.views import FinalistView, ReviewView
 from judge.backends import CaseSet
 from judge.scoring import reviewer_score

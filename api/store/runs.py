@@ -18,7 +18,7 @@ from api.store.errors import NotFoundError
 from api.store.models import Problem, Run, Submission, SubmissionFile
 from api.store.reproduction import compare_reproduction
 from api.store.results import write_cases
-from api.store.standings import recompute_standings
+from api.store.standings_cache import recompute_standings
 from api.store.types import utcnow
 from api.store.views import ClaimedRun, RunDispatch, StuckRun
 from judge.backends import Stage

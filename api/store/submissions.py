@@ -15,7 +15,7 @@ from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Competition, CompetitionProblem, Problem, Run, Submission, SubmissionFile, Team
 from api.store.results import run_views
 from api.store.rules import check_quotas, check_window, quota_status
-from api.store.standings import recompute_standings
+from api.store.standings_cache import recompute_standings
 from api.store.views import FileInfo, NewSubmission, Principal, QuotaStatus, SubmissionDetail, SubmissionSummary
 from judge.backends import Backend
 

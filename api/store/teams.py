@@ -12,7 +12,7 @@ from api.store.competitions import competition_row
 from api.store.enums import Role
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
 from api.store.models import Reviewer, Team
-from api.store.standings import bump_board_version
+from api.store.standings_cache import bump_board_version
 from api.store.tokens import add_token, revoke_tokens_of
 from api.store.views import IssuedToken, Principal, ReviewerView, TeamView
 
