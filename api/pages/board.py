@@ -18,6 +18,7 @@ from fastapi.responses import RedirectResponse
 from api.boardcache import BoardCache
 from api.deps import BoardsDep, NowDep, SessionDep
 from api.pages.auth import PageViewer
+from api.pages.boardrows import RowCache
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
 from api.store import (
@@ -36,6 +37,14 @@ router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 POLL_MS = 3000
 HALL_POLL_MS = 5000
+
+
+def row_cache(request: Request) -> RowCache:
+    """The app's cache of rendered rows (api.pages.install puts one on the app)."""
+    cache: RowCache | None = getattr(request.app.state, "board_rows", None)
+    if cache is None:
+        cache = request.app.state.board_rows = RowCache()
+    return cache
 
 
 @dataclass(frozen=True)
@@ -68,14 +77,15 @@ def board_page(
     unfrozen: bool = False,
 ) -> Response:
     """The leaderboard: live, frozen with a banner, or the final ranking once published."""
-    context = board_context(session, boards, slug=slug, now=now, viewer=viewer, view=view, unfrozen=unfrozen,
-                            hall=hall)  # fmt: skip
+    context = board_context(session, boards, row_cache(request), slug=slug, now=now, viewer=viewer, view=view,
+                            unfrozen=unfrozen, hall=hall)  # fmt: skip
     return render(request, "board.html", **context)
 
 
 @router.get("/c/{slug}/board.frag")
 def board_fragment(
     slug: str,
+    request: Request,
     session: SessionDep,
     boards: BoardsDep,
     now: NowDep,
@@ -86,16 +96,16 @@ def board_fragment(
     unfrozen: bool = False,
 ) -> Response:
     """The board's live part; 204 while the browser's version `v` is current."""
-    context = board_context(session, boards, slug=slug, now=now, viewer=viewer, view=view, unfrozen=unfrozen,
-                            hall=hall)  # fmt: skip
+    context = board_context(session, boards, row_cache(request), slug=slug, now=now, viewer=viewer, view=view,
+                            unfrozen=unfrozen, hall=hall)  # fmt: skip
     if v and v == context["version_key"]:
         return Response(status_code=204, headers={"Cache-Control": "no-store"})
     return html_response(render_fragment("_board.html", **context))
 
 
 def board_context(
-    session: Session, boards: BoardCache, *, slug: str, now: datetime, viewer: Principal | None, view: str | None,
-    unfrozen: bool, hall: bool,
+    session: Session, boards: BoardCache, row_cache: RowCache, *, slug: str, now: datetime,
+    viewer: Principal | None, view: str | None, unfrozen: bool, hall: bool,
 ) -> dict[str, Any]:
     """Everything board.html and _board.html need for this viewer."""
     competition = get_competition(session, slug=slug)
@@ -108,15 +118,17 @@ def board_context(
     cached = boards.get(session, competition=slug, now=now, final=final, ignore_freeze=ignore_freeze)
     board: Leaderboard = for_viewer(session, cached.board, viewer_team=team_id)
     rows = _with_baseline(board)
+    groups = _groups(board)
+    version_key = f"{board.version}-{int(board.frozen)}-{int(board.final)}-{int(ignore_freeze)}"
     query = "&".join(p for p in (f"view={view}" if view else "", "unfrozen=1" if ignore_freeze else "",
                                  "hall=1" if hall else "") if p)  # fmt: skip
     return {
         "competition": competition,
         "board": board,
         "rows": rows,
-        "groups": _groups(board),
-        "signatures": {_key(r): _signature(r) for r in rows},
-        "version_key": f"{board.version}-{int(board.frozen)}-{int(board.final)}-{int(ignore_freeze)}",
+        "groups": groups,
+        "row_html": row_cache.rows(board, rows, groups, version_key),
+        "version_key": version_key,
         "rows_url": f"/c/{slug}/board.frag" + (f"?{query}" if query else ""),
         "poll_ms": HALL_POLL_MS if hall else POLL_MS,
         "viewer_team": team_id,
@@ -148,14 +160,3 @@ def _groups(board: Leaderboard) -> list[HeatGroup]:
     for i, column in enumerate(board.columns):
         groups.setdefault(column.problem, []).append(i)
     return [HeatGroup(problem, tuple(indices)) for problem, indices in groups.items()]
-
-
-def _key(row: LeaderboardRow) -> str:
-    return "baseline" if row.is_baseline else f"team-{row.team_id}"
-
-
-def _signature(row: LeaderboardRow) -> str:
-    """What makes a row look different: when it changes, the row flashes."""
-    cells = ",".join("-" if c is None else f"{c.score}" for c in row.cells)
-    return (f"{row.rank}|{row.online_score:.6f}|{row.latest_verdict}|{row.last_submission_at}|"
-            f"{row.reviewer_score}|{row.final_score}|{cells}")  # fmt: skip
