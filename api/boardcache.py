@@ -47,20 +47,28 @@ class BoardCache:
         self._states[competition] = (time.monotonic(), state)
         return state
 
+    def peek(self, *, competition: str, now: datetime, final: bool = False, ignore_freeze: bool = False
+             ) -> CachedBoard | None:  # fmt: skip
+        """The cached board when it is known to be current, without touching the database; else None."""
+        seen = self._states.get(competition)
+        if seen is None or time.monotonic() - seen[0] >= self.ttl_s:
+            return None
+        with self._lock:
+            return self._boards.get(self._key(seen[1], now, final, ignore_freeze))
+
     def get(
         self, session: Session, *, competition: str, now: datetime, final: bool = False, ignore_freeze: bool = False
     ) -> CachedBoard:
         """The board (no viewer) at `now`, from the cache when the competition's version has not moved."""
         state = self._state(session, competition)
-        frozen = not final and not ignore_freeze and state.freeze_at is not None and now >= state.freeze_at
-        key = (state.competition_id, state.version, final, frozen, ignore_freeze)
+        key = self._key(state, now, final, ignore_freeze)
         with self._lock:
             cached = self._boards.get(key)
             if cached is not None:
                 self._boards.move_to_end(key)
                 return cached
         board = leaderboard(session, competition=competition, final=final, ignore_freeze=ignore_freeze, now=now)
-        etag = f'"{state.competition_id}-{board.version}-{int(frozen)}-{int(final)}-{int(ignore_freeze)}"'
+        etag = '"' + "-".join(str(part) for part in key) + '"'
         body = serialise(board)
         cached = CachedBoard(board, body, gzip.compress(body, compresslevel=6), etag, state.final_published)
         with self._lock:
@@ -68,6 +76,11 @@ class BoardCache:
             while len(self._boards) > self.max_boards:
                 self._boards.popitem(last=False)
         return cached
+
+    @staticmethod
+    def _key(state: BoardState, now: datetime, final: bool, ignore_freeze: bool) -> tuple[object, ...]:
+        frozen = not final and not ignore_freeze and state.freeze_at is not None and now >= state.freeze_at
+        return (state.competition_id, state.version, int(final), int(frozen), int(ignore_freeze))
 
     def for_viewer(
         self, session: Session, cached: CachedBoard, *, viewer_team: int | None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from api.boardcache import serialise
 from api.deps import BoardsDep, NowDep, OptionalPrincipal, SessionDep
@@ -23,7 +25,7 @@ def read_competition(slug: str, session: SessionDep) -> CompetitionPublic:
 
 
 @router.get("/{slug}/leaderboard", response_model=LeaderboardPublic)
-def read_leaderboard(
+async def read_leaderboard(
     slug: str,
     request: Request,
     session: SessionDep,
@@ -34,15 +36,24 @@ def read_leaderboard(
     unfrozen: Annotated[bool, Query(description="organisers only: ignore the freeze")] = False,
     as_of: Annotated[datetime | None, Query(description="organisers only: the board at an earlier moment")] = None,
 ) -> Response:
-    """The leaderboard as JSON; frozen boards still show the calling team its own results."""
+    """The leaderboard as JSON; frozen boards still show the calling team its own results.
+
+    `async`, unlike the other routes: a board current in the cache is answered on the
+    event loop without a thread or a query (the hot path under load); anything that
+    reads the database runs in the thread pool.
+    """
     admin = viewer is not None and viewer.role is Role.ADMIN
     if (unfrozen or as_of is not None) and not admin:
         raise PermissionDeniedError("only organisers can see the board unfrozen or at an earlier moment")
     team_id = viewer.team_id if viewer is not None else None
     if as_of is not None:
-        board = leaderboard(session, competition=slug, as_of=as_of, final=final, ignore_freeze=unfrozen, now=now)
+        board = await run_in_threadpool(
+            leaderboard, session, competition=slug, as_of=as_of, final=final, ignore_freeze=unfrozen, now=now
+        )
         return Response(serialise(board), media_type="application/json")
-    cached = boards.get(session, competition=slug, now=now, final=final, ignore_freeze=unfrozen)
+    cached = boards.peek(competition=slug, now=now, final=final, ignore_freeze=unfrozen) or await run_in_threadpool(
+        partial(boards.get, session, competition=slug, now=now, final=final, ignore_freeze=unfrozen)
+    )
     if final and not cached.final_published and not admin:
         raise PermissionDeniedError("the final ranking is not published yet")
     if team_id is None:
@@ -52,5 +63,5 @@ def read_leaderboard(
         if "gzip" in request.headers.get("accept-encoding", ""):
             return Response(cached.gzip, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
         return Response(cached.json, media_type="application/json", headers=headers)
-    _board, body = boards.for_viewer(session, cached, viewer_team=team_id)
+    _board, body = await run_in_threadpool(partial(boards.for_viewer, session, cached, viewer_team=team_id))
     return Response(body, media_type="application/json", headers={"Cache-Control": "no-cache"})

@@ -1,8 +1,16 @@
-"""The leaderboard JSON: the same `Leaderboard` the pages render."""
+"""The leaderboard JSON: the same `Leaderboard` the pages render.
+
+Figures are rounded in the JSON: scores to 4 decimals, ratios to 6 significant
+digits (a timing is not more precise than that); ranks are decided at full
+precision before. A 500-team board is half the size for it, compressed.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
+
+from pydantic import PlainSerializer
 
 from api.schemas.base import Public
 from api.store import RankedBy, RelativeTo
@@ -10,11 +18,24 @@ from judge.backends import CaseSet
 from judge.verdict import Verdict
 
 
+def _score(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _ratio(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.6g}")
+
+
+Score = Annotated[float, PlainSerializer(_score)]
+OptionalScore = Annotated[float | None, PlainSerializer(_score)]
+Ratio = Annotated[float | None, PlainSerializer(_ratio)]
+
+
 class CaseCellPublic(Public):
     """One case of a row; which case is said once, in `LeaderboardPublic.columns`."""
 
-    score: float | None
-    ratio: float | None
+    score: OptionalScore
+    ratio: Ratio
     passed: bool
 
 
@@ -27,17 +48,17 @@ class LeaderboardRowPublic(Public):
     rank: int | None
     team_id: int
     team_name: str
-    online_score: float
+    online_score: Score
     cells: list[CaseCellPublic | None]  # aligned with `columns`
-    problem_scores: dict[str, float]
+    problem_scores: dict[str, Score]
     submission_ids: dict[str, int]
     submitted_at: datetime | None
     last_submission_at: datetime | None
     latest_verdict: Verdict | None
     disqualified: bool
-    reviewer_score: float | None
+    reviewer_score: OptionalScore
     reviewers: int
-    final_score: float | None
+    final_score: OptionalScore
     is_viewer: bool
     live: bool
     is_baseline: bool
