@@ -299,9 +299,11 @@ def test_reviewer_marks_change_the_final_ranking(site: LiveSite, seeded: dict[st
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_forms_need_the_sessions_csrf_token(site: LiveSite, seeded: dict[str, Any], new_page: Any) -> None:
+def test_forms_need_the_sessions_csrf_token(site: LiveSite, seeded: dict[str, Any], new_page: Any,
+                                            tmp_path: Path) -> None:
     page = new_page()
     log_in(page, site.base, site.tokens.reviewer)
+    screenshot(page, tmp_path, "review-page.png")
     bravo_id = seeded["team_ids"]["bravo"]
     forged = page.request.post(f"{site.base}/review/{bravo_id}", form={
         "csrf": "0" * 40, "mark_design": "0", "mark_code_quality": "0", "mark_presentation": "0"})
