@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import psycopg
 import pytest
 import redis
 
-from tests.e2e.services import wait_until
+from tests.e2e.services import Process, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINE = REPO / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.cpp"
@@ -94,7 +94,7 @@ class Api:
         return dict(response.json())
 
     def wait_finished(self, token: str, submission_id: int, *, timeout_s: float = 150,
-                      logs: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+                      logs: Sequence[Process] = ()) -> dict[str, Any]:
         def finished() -> dict[str, Any] | None:
             detail = self.submission(token, submission_id)
             return detail if detail["submission"]["status"] in FINISHED else None

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from api.store import RunKind, RunStatus, RunView, claim_run, submission_detail
+from api.store.models import Submission
 from judge.backends import CaseSet
 from judge.verdict import Verdict
 from workers import tasks
@@ -18,8 +19,6 @@ from .conftest import FIXTURES
 def run_of(ctx: WorkerContext, submission_id: int) -> tuple[RunView, bool]:
     with ctx.db.session() as session:
         detail = submission_detail(session, submission_id=submission_id)
-        from api.store.models import Submission
-
         charged = session.get_one(Submission, submission_id).charged
     return detail.runs[0], charged
 
