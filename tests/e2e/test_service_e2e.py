@@ -62,6 +62,8 @@ def uploads(service: Service) -> dict[str, int]:
     return ids
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
 def test_the_baseline_is_queued_claimed_judged_and_accepted_with_per_case_results(service, uploads) -> None:
     detail = service.judged("alpha", uploads["alpha"])
     assert detail["submission"]["verdict"] == "AC", detail
@@ -85,6 +87,8 @@ def test_the_baseline_is_queued_claimed_judged_and_accepted_with_per_case_result
     assert seen["judge.cpu@e2e-1"]["info"]["toolchain"].startswith("g++")
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
 def test_a_wrong_kernel_gets_wa(service, uploads) -> None:
     detail = service.judged("bravo", uploads["bravo"])
     assert detail["submission"]["verdict"] == "WA"
@@ -95,6 +99,8 @@ def test_a_wrong_kernel_gets_wa(service, uploads) -> None:
     assert other.status_code == 404
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
 def test_the_leaderboard_orders_teams_by_the_spec_formula(service, uploads) -> None:
     for team in ("alpha", "charlie"):
         assert service.judged(team, uploads[team])["submission"]["verdict"] == "AC"
@@ -130,6 +136,8 @@ def _check_formula(board: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         assert row["online_score"] == pytest.approx(online, abs=1e-6)
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
 def test_reviewer_marks_move_the_final_ranking_by_three_tenths_of_their_mean(service, uploads) -> None:
     for team in ("alpha", "charlie"):
         service.judged(team, uploads[team])
