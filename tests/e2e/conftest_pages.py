@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi.testclient import TestClient
 
+from api.app import create_app
 from api.settings import Settings
-from api.store import Database, claim_run, create_submission, finish_run, record_stage
+from api.store import Database, claim_run, create_submission, finish_run, record_stage, seed_demo, upgrade_database
 from api.store.models import Team
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet, Stage
@@ -178,3 +182,42 @@ def screenshot(page: Any, folder: Path, name: str, *, docs: bool = False, full_p
         DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_SHOTS / name)
     return path
+
+
+# ---- in-process pages, without a browser -------------------------------------------------------
+
+
+class NoDispatch:
+    def enqueue(self, run_id: int, queue: str) -> None:
+        """Runs stay queued: these tests only read pages."""
+
+
+AppClient = tuple[TestClient, Any, Database]  # the client, the demo's tokens, the database
+
+
+def in_process_app(tmp_path: Path) -> Iterator[AppClient]:
+    """The app on a fresh SQLite file seeded with the demo, for a fixture to yield from."""
+    settings = Settings(dev_mode=True, database_url=f"sqlite:///{tmp_path / 'pages.db'}")
+    upgrade_database(settings)
+    database = Database(settings)
+    with database.session() as session:
+        seed = seed_demo(session, settings)
+    with TestClient(create_app(settings, NoDispatch(), database=database)) as client:
+        yield client, seed, database
+    database.dispose()
+
+
+def log_in_client(client: TestClient, token: str) -> None:
+    """Log in through the login form, without a browser."""
+    form = client.get("/login").text
+    nonce = re.search(r'action="/login">\s*<input type="hidden" name="csrf" value="([^"]+)"', form)
+    assert nonce is not None
+    answer = client.post("/login", data={"token": token, "csrf": nonce.group(1)}, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+
+
+def form_csrf(page_html: str) -> str:
+    """The first CSRF token on a page (a form's hidden field or an upload form's action URL)."""
+    found = re.search(r'name="csrf" value="([^"]+)"', page_html) or re.search(r"csrf=([0-9a-f]+)", page_html)
+    assert found is not None, page_html[:2000]
+    return found.group(1)

@@ -17,20 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.client.stages import run_steps
 from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
-from api.settings import Settings
-from api.store import Database, create_team, seed_demo, upgrade_database
+from api.store import create_team
 from api.store.types import utcnow
 from tests.e2e.conftest_pages import (
     AMR_FIXTURES,
+    AppClient,
     LiveSite,
     StoreWriter,
+    form_csrf,
+    in_process_app,
     launch_chromium,
     log_in,
+    log_in_client,
     screenshot,
     start_site,
 )
@@ -343,37 +344,17 @@ def test_charts_escape_names_and_do_without_a_known_peak() -> None:
     assert roofline_svg([], peak_gflops=1.0, peak_gbps=None, measured_gbps=None) == ""
 
 
-class _NoDispatch:
-    def enqueue(self, run_id: int, queue: str) -> None:
-        """Runs stay queued: these tests only read pages."""
-
-
 @pytest.fixture
-def app_client(tmp_path: Path) -> Iterator[tuple[TestClient, Any, Database]]:
-    settings = Settings(dev_mode=True, database_url=f"sqlite:///{tmp_path / 'pages.db'}")
-    upgrade_database(settings)
-    database = Database(settings)
-    with database.session() as session:
-        seed = seed_demo(session, settings)
-    with TestClient(create_app(settings, _NoDispatch(), database=database)) as client:
-        yield client, seed, database
-    database.dispose()
+def app_client(tmp_path: Path) -> Iterator[AppClient]:
+    yield from in_process_app(tmp_path)
 
 
-def _log_in(client: TestClient, token: str) -> None:
-    form = client.get("/login").text
-    nonce = re.search(r'action="/login">\s*<input type="hidden" name="csrf" value="([^"]+)"', form)
-    assert nonce is not None
-    answer = client.post("/login", data={"token": token, "csrf": nonce.group(1)}, follow_redirects=False)
-    assert answer.status_code == 303, answer.text
-
-
-def test_pages_escape_what_teams_type_and_send_safe_headers(app_client: tuple[TestClient, Any, Database]) -> None:
+def test_pages_escape_what_teams_type_and_send_safe_headers(app_client: AppClient) -> None:
     client, seed, database = app_client
     with database.session() as session:
         create_team(session, competition="demo", name='<img src=x onerror="alert(1)">', pepper=database.settings.pepper,
                     actor=None, now=utcnow())  # fmt: skip
-    _log_in(client, seed.admin_token)
+    log_in_client(client, seed.admin_token)
     page = client.get("/admin")
     assert page.status_code == 200
     assert '<img src=x onerror="alert(1)">' not in page.text and "&lt;img src=x" in page.text
@@ -382,7 +363,7 @@ def test_pages_escape_what_teams_type_and_send_safe_headers(app_client: tuple[Te
     assert page.headers["cache-control"] == "no-store"
 
 
-def test_logging_in_needs_a_working_token_and_the_forms_token(app_client: tuple[TestClient, Any, Database]) -> None:
+def test_logging_in_needs_a_working_token_and_the_forms_token(app_client: AppClient) -> None:
     client, seed, _database = app_client
     form = client.get("/login").text
     nonce = re.search(r'name="csrf" value="([^"]+)"', form)
@@ -392,25 +373,19 @@ def test_logging_in_needs_a_working_token_and_the_forms_token(app_client: tuple[
     assert "opjudge_token" not in client.cookies
     stale = client.post("/login", data={"token": seed.team_tokens["alpha"], "csrf": "forged"}, follow_redirects=False)
     assert stale.status_code == 403 and "opjudge_token" not in client.cookies
-    _log_in(client, seed.team_tokens["alpha"])
+    log_in_client(client, seed.team_tokens["alpha"])
     assert client.get("/team").status_code == 200
     assert client.post("/logout", data={"csrf": "forged"}, follow_redirects=False).status_code == 403
     assert client.get("/admin").status_code == 403  # a team token is not an organiser's
     assert client.get("/login?next=//evil.example").text.count('value="//evil.example"') == 0
 
 
-def _csrf(page_html: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', page_html) or re.search(r"csrf=([0-9a-f]+)", page_html)
-    assert found is not None, page_html[:2000]
-    return found.group(1)
-
-
-def test_the_team_page_uploads_and_explains_a_refusal(app_client: tuple[TestClient, Any, Database]) -> None:
+def test_the_team_page_uploads_and_explains_a_refusal(app_client: AppClient) -> None:
     client, seed, database = app_client
-    _log_in(client, seed.team_tokens["alpha"])
+    log_in_client(client, seed.team_tokens["alpha"])
     page = client.get("/team")
     assert page.status_code == 200 and "submissions left" in page.text
-    token = _csrf(page.text)
+    token = form_csrf(page.text)
     source = (AMR_FIXTURES / "ok_simple.cpp").read_bytes()
     form = {"problem": "add_mul_relu", "backend": "cpu"}
     files = [("files", ("kernel.cpp", source, "text/x-c++src"))]
@@ -427,20 +402,21 @@ def test_the_team_page_uploads_and_explains_a_refusal(app_client: tuple[TestClie
 
 
 def test_organisers_disqualify_reinstate_and_rejudge_from_the_report(
-    app_client: tuple[TestClient, Any, Database],
+    app_client: AppClient,
 ) -> None:
     client, seed, database = app_client
-    _log_in(client, seed.team_tokens["bravo"])
+    log_in_client(client, seed.team_tokens["bravo"])
     page = client.get("/team")
     source = (AMR_FIXTURES / "ok_simple.cpp").read_bytes()
-    stored = client.post(f"/team/submit?csrf={_csrf(page.text)}", data={"problem": "add_mul_relu", "backend": "cpu"},
-                         files=[("files", ("kernel.cpp", source, "text/x-c++src"))], follow_redirects=False)
+    stored = client.post(f"/team/submit?csrf={form_csrf(page.text)}", data={"problem": "add_mul_relu",
+                         "backend": "cpu"}, files=[("files", ("kernel.cpp", source, "text/x-c++src"))],
+                         follow_redirects=False)  # fmt: skip
     report_url = stored.headers["location"]
     assert "Organiser actions" not in client.get(report_url).text  # teams get no organiser buttons
-    _log_in(client, seed.admin_token)
+    log_in_client(client, seed.admin_token)
     report = client.get(report_url)
     assert "Organiser actions" in report.text and "Rejudge" in report.text
-    token = _csrf(report.text)
+    token = form_csrf(report.text)
     submission_id = report_url.rsplit("/", 1)[1]
     disqualified = client.post(f"/admin/s/{submission_id}/disqualify", data={"csrf": token, "reason": "copied code"})
     assert disqualified.status_code == 200
