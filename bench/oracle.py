@@ -1,12 +1,15 @@
 """The sparse FA backward oracle against dense masked attention under torch.autograd: time and memory.
 
-    .venv/bin/python bench/oracle.py [--skip-dense-above S2]
+    .venv/bin/python bench/oracle.py [--threads 1] [--skip-dense-above S2]
 
 Each measurement runs in a fresh subprocess that loads the case's inputs from a file (so its
-peak RSS before the computation is just the inputs) and reports the wall time of the computation
-and its peak RSS above that (resource.getrusage maxrss; tracemalloc does not see torch's
-allocator). Sizes: the largest CPU case of the package, a DSA-sized case (D=512, Dr=64, N1=16,
-S1=512, S2=4096, K=64, bs=16), the same with S2 doubled (S1*K*bs unchanged) and with K doubled
+peak RSS before the computation is just the inputs) and reports the CPU and wall time of the
+computation and its peak RSS above that (resource.getrusage maxrss; tracemalloc does not see
+torch's allocator). Both sides run single-threaded by default (the oracle always does): on a
+shared machine the CPU seconds of one thread compare fairly where wall time does not.
+
+Sizes: the largest CPU case of the package; a DSA-sized case (D=512, Dr=64, N1=16, S1=512,
+S2=4096, K=64, bs=16); the same with S2 doubled (S1*K*bs unchanged) and with K doubled
 (S1*K*bs doubled). Target (issue 2): the oracle at least 5x faster than dense autograd, and its
 memory growing with S1*K*bs (here: bounded by the chunk budget), not with S1*S2.
 """
@@ -89,17 +92,19 @@ def _measure(method: str, inputs_path: str, case_json: str) -> None:
     """Child side: load the inputs, run `method` twice (time of the faster run), print JSON."""
     raw = json.loads(case_json)
     case = Case(name=raw["name"], case_set=CaseSet.TESTS, dtype=raw["dtype"], params=raw["params"], seed=SEED)
+    torch.set_num_threads(raw["threads"])
     inputs = torch.load(inputs_path, weights_only=True)
     module = load_problem(SLUG).module
     compute = {"oracle": module.oracle, "dense": dense_autograd}[method]
     before_kib = _current_rss_kib()
-    times = []
+    wall, cpu = [], []
     for _ in range(raw["repeats"]):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         compute(case, inputs)
-        times.append(time.perf_counter() - started)
+        wall.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"time_s": min(times), "extra_mib": (peak_kib - before_kib) / 1024}))
+    print(json.dumps({"wall_s": min(wall), "cpu_s": min(cpu), "extra_mib": (peak_kib - before_kib) / 1024}))
 
 
 def _current_rss_kib() -> int:
@@ -108,8 +113,9 @@ def _current_rss_kib() -> int:
     return pages * resource.getpagesize() // 1024
 
 
-def _run_child(method: str, inputs_path: Path, case: Case, repeats: int) -> dict:
-    case_json = json.dumps({"name": case.name, "dtype": case.dtype, "params": case.params, "repeats": repeats})
+def _run_child(method: str, inputs_path: Path, case: Case, repeats: int, threads: int) -> dict:
+    raw = {"name": case.name, "dtype": case.dtype, "params": case.params, "repeats": repeats, "threads": threads}
+    case_json = json.dumps(raw)
     done = subprocess.run(
         [sys.executable, __file__, "--child", method, str(inputs_path), case_json],
         capture_output=True,
@@ -122,6 +128,9 @@ def _run_child(method: str, inputs_path: Path, case: Case, repeats: int) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-dense-above", type=int, default=8192, help="no dense run when S2 is larger")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads for the dense run (the oracle always uses one)"
+    )
     parser.add_argument("--child", nargs=3, metavar=("METHOD", "INPUTS", "CASE"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -129,9 +138,13 @@ def main() -> None:
         return
     module = load_problem(SLUG).module
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {load}")
-    print("times: best of 3 oracle runs, 1 dense run; MiB: peak RSS above the loaded inputs")
-    print(f"{'case':34} {'pairs':>9} {'inputs MiB':>10} {'oracle s':>9} {'MiB':>7} {'dense s':>8} {'MiB':>7} {'x':>6}")
+    print(f"torch {torch.__version__}, oracle 1 thread, dense {options.threads}, load average {load}")
+    print("times: best of 3 oracle runs, 1 dense run, CPU seconds of the process (robust to other load)")
+    print("and wall seconds; MiB: peak RSS above the loaded inputs; x cpu: dense CPU time / oracle CPU time")
+    print(
+        f"{'case':32} {'pairs':>8} {'in MiB':>6} | {'oracle cpu s':>12} {'wall s':>6} {'MiB':>5} |"
+        f" {'dense cpu s':>11} {'wall s':>6} {'MiB':>5} | {'x cpu':>5}"
+    )
     with tempfile.TemporaryDirectory(prefix="opjudge-bench-oracle-") as tmp:
         for label, case in _configs():
             inputs = module.make_inputs(case, SEED)
@@ -141,12 +154,13 @@ def main() -> None:
             p = case.params
             pairs = flops / (6 * (p["D"] + p["Dr"]) + 4 * p["D"])
             in_mib = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, torch.Tensor)) / 2**20
-            oracle = _run_child("oracle", path, case, repeats=3)
-            row = f"{label:34} {pairs:9.3g} {in_mib:10.1f} {oracle['time_s']:9.3f} {oracle['extra_mib']:7.0f}"
+            oracle = _run_child("oracle", path, case, repeats=3, threads=1)
+            row = f"{label:32} {pairs:8.3g} {in_mib:6.1f} | {oracle['cpu_s']:12.3f} {oracle['wall_s']:6.2f}"
+            row += f" {oracle['extra_mib']:5.0f} |"
             if case.params["S2"] <= options.skip_dense_above and "K=128" not in label:
-                dense = _run_child("dense", path, case, repeats=1)
-                speedup = dense["time_s"] / oracle["time_s"]
-                row += f" {dense['time_s']:8.2f} {dense['extra_mib']:7.0f} {speedup:6.1f}"
+                dense = _run_child("dense", path, case, repeats=1, threads=options.threads)
+                speedup = dense["cpu_s"] / oracle["cpu_s"]
+                row += f" {dense['cpu_s']:11.2f} {dense['wall_s']:6.2f} {dense['extra_mib']:5.0f} | {speedup:5.1f}"
             print(row, flush=True)
 
 

@@ -356,15 +356,22 @@ def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[in
 
 
 def oracle(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """G: every output in float64, from the very inputs the kernel got."""
-    return backward(sizes(case), inputs, mode="oracle")
+    """G: every output in float64, from the very inputs the kernel got.
+
+    Single-threaded like make_inputs: G is then the same bits on every host run (so cached and
+    fresh results agree), and on the shared 2-core hosts torch's two-thread kernels were up to
+    20x slower than one thread whenever the other core was busy (docs/benchmarks.md, "Oracle").
+    """
+    with _single_thread():
+        return backward(sizes(case), inputs, mode="oracle")
 
 
 def reference(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor] | None:
     """R for float16/bfloat16 cases (the spec's float32 recipe, rounded to T); None for float32."""
     if case.dtype == "float32":
         return None
-    return backward(sizes(case), inputs, mode="reference", out_dtype=DTYPES[case.dtype])
+    with _single_thread():
+        return backward(sizes(case), inputs, mode="reference", out_dtype=DTYPES[case.dtype])
 
 
 def check(
