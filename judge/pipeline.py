@@ -107,6 +107,10 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     try:
         with session:
             result.host.update(session.device_info, host=platform.node())
+            # The roof of the report's chart, recorded with the run since workers differ.
+            for key in ("peak_flops", "peak_bytes_per_s"):
+                if runtime_options.get(key):
+                    result.host[key] = str(runtime_options[key])
             for case in cases:
                 case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
                                                 limits.workspace_limit_bytes))
@@ -148,11 +152,12 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
     if check.verdict is Verdict.AC:
         outputs = session.fetch_outputs(call_timeout_s)
         check = checker.check(case, seed, outcome, outputs, cacheable=True)
-    flops, _ = checker.module.work(case, checker.inputs(case, seed))
+    flops, min_bytes = checker.module.work(case, checker.inputs(case, seed))
     public = case.case_set is not CaseSet.PRIVATE
     return CaseResult(
         name=case.name, case_set=case.case_set, passed=check.verdict is Verdict.AC, outputs=check.outputs,
-        verdict=check.verdict, message=check.message, flops=float(flops), checked_calls=1,
+        verdict=check.verdict, message=check.message, flops=float(flops), min_bytes=float(min_bytes),
+        checked_calls=1,
         sizes={"dtype": case.dtype, **case.params} if public else {},
     )
 
@@ -176,6 +181,8 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
     case_result.ratio = timing.submission.median_ns / timing.baseline.median_ns
     if case_result.flops:
         case_result.gflops = case_result.flops / timing.submission.median_ns
+    if case_result.min_bytes:
+        case_result.gbytes_per_s = case_result.min_bytes / timing.submission.median_ns
     by_dtype = runtime_options.get("peak_flops_by_dtype") or {}
     peak = float(by_dtype.get(case.dtype) or runtime_options.get("peak_flops") or 0.0)  # type: ignore[union-attr,arg-type]
     if below_physical_floor(case_result.flops, peak, timing.submission.median_ns):

@@ -69,6 +69,7 @@ class CaseResult:
     gflops: float | None = None  # achieved GFLOP/s at the median
     gbytes_per_s: float | None = None  # least traffic / median
     flops: float = 0.0  # the case's work, for the roofline chart
+    min_bytes: float = 0.0  # least traffic: every input read once, every output written once
     checked_calls: int = 0  # outputs compared against the oracle on this case
     sizes: dict[str, Any] = field(default_factory=dict)  # shown to teams except for private cases
 
