@@ -1,6 +1,7 @@
 """The sparse FA backward oracle against dense masked attention under torch.autograd: time and memory.
 
     .venv/bin/python bench/oracle.py [--threads 1] [--skip-dense-above S2]
+    .venv/bin/python bench/oracle.py --per-case     # make_inputs and oracle+reference per CPU case
 
 Each measurement runs in a fresh subprocess that loads the case's inputs from a file (so its
 peak RSS before the computation is just the inputs) and reports the CPU and wall time of the
@@ -125,16 +126,45 @@ def _run_child(method: str, inputs_path: Path, case: Case, repeats: int, threads
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def per_case() -> None:
+    """make_inputs (min of 5 calls) and oracle + reference (min of 3) for every CPU case."""
+    problem = load_problem(SLUG)
+    module = problem.module
+    print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}; ms, best of 5 (inputs) / 3 (oracle)")
+    print(f"{'set':10} {'case':26} {'dtype':8} {'MFLOP':>6} | {'inputs wall':>11} {'cpu':>5} | {'oracle+ref cpu':>14}")
+    for case in problem.cases_for(Backend.CPU):
+        wall, cpu, check = [], [], []
+        for i in range(5):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            inputs = module.make_inputs(case, SEED + i)
+            wall.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
+        for _ in range(3):
+            started_cpu = time.process_time()
+            module.oracle(case, inputs)
+            module.reference(case, inputs)
+            check.append(time.process_time() - started_cpu)
+        flops, _ = module.work(case, inputs)
+        print(
+            f"{case.case_set.value:10} {case.name:26} {case.dtype:8} {flops / 1e6:6.1f} |"
+            f" {min(wall) * 1e3:11.1f} {min(cpu) * 1e3:5.1f} | {min(check) * 1e3:14.1f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-dense-above", type=int, default=8192, help="no dense run when S2 is larger")
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads for the dense run (the oracle always uses one)"
     )
+    parser.add_argument("--per-case", action="store_true", help="time make_inputs and the oracle per CPU case")
     parser.add_argument("--child", nargs=3, metavar=("METHOD", "INPUTS", "CASE"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         _measure(*options.child)
+        return
+    if options.per_case:
+        per_case()
         return
     module = load_problem(SLUG).module
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
