@@ -41,12 +41,15 @@ def _single_thread() -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def make_inputs(case: Case, seed: int) -> dict[str, Any]:
-    """x [n]: N(0, 4) rounded to the dtype, so about a third of y is clipped to 0 by the relu."""
+def make_inputs(case: Case, seed: int, device: str = "cpu") -> dict[str, Any]:
+    """x [n]: N(0, 4) rounded to the dtype, so about a third of y is clipped to 0 by the relu.
+
+    On `device`, with that device's generator (same bytes for the same device, case and seed).
+    """
     with _single_thread():
-        gen = torch.Generator().manual_seed(int(seed))
-        x = (torch.randn(int(case.params["n"]), generator=gen) * 2.0).to(DTYPES[case.dtype])
-    return {"x": x}
+        gen = torch.Generator(device=device).manual_seed(int(seed))
+        x = torch.randn(int(case.params["n"]), generator=gen, device=device) * 2.0
+    return {"x": x.to(DTYPES[case.dtype])}
 
 
 def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], Any]]:

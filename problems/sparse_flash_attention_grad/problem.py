@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -299,18 +299,31 @@ def sizes(case: Case) -> Sizes:
 
 
 @contextmanager
-def _single_thread() -> Iterator[None]:
-    # Bit-for-bit determinism across processes: one thread fixes every reduction order.
+def _single_thread_on(device: torch.device | str) -> Iterator[None]:
+    """One CPU thread (bit-for-bit determinism: one thread fixes every reduction order), and new
+    tensors made on `device`, so the same code runs on the CPU or on a device track's GPU."""
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
+    # The device context is a Python-level dispatch mode that costs every torch call a little:
+    # entered only off the CPU, where factory functions need it.
+    placed = torch.device(device) if torch.device(device).type != "cpu" else nullcontext()
     try:
-        yield
+        with placed:
+            yield
     finally:
         torch.set_num_threads(previous)
 
 
-def make_inputs(case: Case, seed: int) -> dict[str, Any]:
-    """Every input of the ABI for `case`, drawn with `seed` (spec: "How the judge makes a case")."""
+def _device_of(inputs: dict[str, Any]) -> torch.device:
+    return inputs["q"].device
+
+
+def make_inputs(case: Case, seed: int, device: str = "cpu") -> dict[str, Any]:
+    """Every input of the ABI for `case`, drawn with `seed` (spec: "How the judge makes a case").
+
+    On `device` (torch's generator of that device: the bytes differ from the CPU's, but are the
+    same on every call with the same device, case and seed).
+    """
     sz = sizes(case)
     dtype = DTYPES[case.dtype]
     shapes = {
@@ -321,8 +334,8 @@ def make_inputs(case: Case, seed: int) -> dict[str, Any]:
         "v": (sz.B, sz.S2, sz.N2, sz.D),
         "d_out": (sz.B, sz.S1, sz.N1, sz.D),
     }
-    with _single_thread():
-        gen = torch.Generator().manual_seed(int(seed))
+    with _single_thread_on(device):
+        gen = torch.Generator(device=device).manual_seed(int(seed))
         inputs: dict[str, Any] = {}
         for name in NORMAL_INPUTS:
             if name in ROPE_NAMES and sz.Dr == 0:
@@ -358,11 +371,12 @@ def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[in
 def oracle(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
     """G: every output in float64, from the very inputs the kernel got.
 
-    Single-threaded like make_inputs: G is then the same bits on every host run (so cached and
-    fresh results agree), and on the shared 2-core hosts torch's two-thread kernels were up to
-    20x slower than one thread whenever the other core was busy (docs/benchmarks.md, "Oracle").
+    Runs on the inputs' device; on the CPU single-threaded like make_inputs: G is then the same
+    bits on every run (so cached and fresh results agree), and on the shared 2-core hosts torch's
+    two-thread kernels were up to 20x slower than one thread whenever the other core was busy
+    (docs/benchmarks.md, "Oracle").
     """
-    with _single_thread():
+    with _single_thread_on(_device_of(inputs)):
         return backward(sizes(case), inputs, mode="oracle")
 
 
@@ -370,7 +384,7 @@ def reference(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor] | N
     """R for float16/bfloat16 cases (the spec's float32 recipe, rounded to T); None for float32."""
     if case.dtype == "float32":
         return None
-    with _single_thread():
+    with _single_thread_on(_device_of(inputs)):
         return backward(sizes(case), inputs, mode="reference", out_dtype=DTYPES[case.dtype])
 
 
@@ -423,7 +437,8 @@ def work(case: Case, inputs: dict[str, Any]) -> tuple[float, float]:
     P counts the pairs of the generated indices, so ragged and causal cases get their true work.
     """
     sz = sizes(case)
-    pairs = count_pairs(sz, inputs["sparse_indices"])
+    with _single_thread_on(inputs["sparse_indices"].device):
+        pairs = count_pairs(sz, inputs["sparse_indices"])
     flops = float(pairs) * (6 * (sz.D + sz.Dr) + 4 * sz.D)
     read = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, torch.Tensor))
     written = sum(

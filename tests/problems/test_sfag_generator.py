@@ -125,3 +125,17 @@ def test_make_inputs_is_identical_across_processes():
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert set(results[0]) == set(names)
     assert results[0] == results[1]
+
+
+def test_explicit_cpu_device_is_the_default(sfag, amr_problem, case_factory):
+    case = case_factory(flags=("ragged_topk",), B=2, S1=12, S2=20, K=3, block_size=4, sparse_mode=3)
+    a, b = sfag.make_inputs(case, seed=8), sfag.make_inputs(case, seed=8, device="cpu")
+    for name, value in a.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(value, b[name]), name
+        else:
+            assert value == b[name], name
+    amr_case = amr_problem.cases_for(amr_problem.backends[0])[1]
+    assert torch.equal(
+        amr_problem.module.make_inputs(amr_case, 3)["x"], amr_problem.module.make_inputs(amr_case, 3, device="cpu")["x"]
+    )
