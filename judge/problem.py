@@ -62,7 +62,7 @@ class Problem:
     cases: dict[Backend, tuple[Case, ...]]
     tolerance: dict[str, Any]
     baselines: dict[Backend, Path]  # baseline kernel source per backend
-    definition_hash: str  # sha256 of problem.toml, header and problem.py
+    definition_hash: str  # sha256 of every file in the package folder
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cases_for(self, backend: Backend, sets: list[CaseSet] | None = None) -> list[Case]:
@@ -152,9 +152,10 @@ def _load_problem_cached(slug: str, problems_dir: Path, reference_dir: Path) -> 
         raise UnknownProblemError(slug, list_problems(problems_dir))
     raw = tomllib.loads(toml_path.read_text())
     header = root / raw["header"]
+    # Every file of the package decides G and R (a problem.py may be split in modules).
     digest = hashlib.sha256()
-    for part in (toml_path, header, root / "problem.py"):
-        digest.update(part.read_bytes())
+    for part in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(part.relative_to(root)).encode() + b"\0" + part.read_bytes())
     backends = tuple(Backend(b) for b in raw["backends"])
     cases: dict[Backend, tuple[Case, ...]] = {}
     for backend in backends:
