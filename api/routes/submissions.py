@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from api.deps import (
+    CurrentPrincipal,
     CurrentTeam,
     DispatcherDep,
     NowDep,
@@ -24,6 +25,7 @@ from api.schemas.submissions import (
     SubmissionPublic,
 )
 from api.store import (
+    Role,
     RunDispatch,
     RunStatus,
     create_submission,
@@ -110,9 +112,11 @@ def read_submission(submission_id: int, caller: TeamOrAdmin, session: SessionDep
 
 
 @router.get("/submissions/{submission_id}/sources", response_model=list[SourcePublic])
-def read_sources(submission_id: int, caller: TeamOrAdmin, session: SessionDep) -> list[SourcePublic]:
-    """The uploaded files as text (a team reads only its own)."""
-    files = submission_sources(session, submission_id=submission_id, team_id=caller.team_id)
+def read_sources(submission_id: int, caller: CurrentPrincipal, session: SessionDep) -> list[SourcePublic]:
+    """The uploaded files as text: a team reads its own, a reviewer its competition's finalists'."""
+    reviewer_competition = caller.competition_id if caller.role is Role.REVIEWER else None
+    files = submission_sources(session, submission_id=submission_id, team_id=caller.team_id,
+                               reviewer_competition_id=reviewer_competition)  # fmt: skip
     return [SourcePublic(name=name, content=content.decode("utf-8", "replace")) for name, content in files]
 
 

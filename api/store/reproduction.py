@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.store.enums import RunKind
-from api.store.models import Competition, Problem, Run, Submission, Team
+from api.store.models import CaseResultRow, Competition, Problem, Run, Submission, Team
 from api.store.results import case_rows
 from api.store.views import ReproductionView
 from judge.backends import CaseSet
@@ -60,5 +60,5 @@ def list_reproductions(session: Session, *, competition_id: int) -> list[Reprodu
     ]  # fmt: skip
 
 
-def _ratios(rows: list) -> dict[tuple[str, CaseSet], float]:  # type: ignore[type-arg]
+def _ratios(rows: list[CaseResultRow]) -> dict[tuple[str, CaseSet], float]:
     return {(r.name, r.case_set): r.ratio for r in rows if r.case_set.timed and r.ratio is not None}

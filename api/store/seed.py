@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -72,7 +72,7 @@ def seed_demo(session: Session, settings: Settings) -> DemoSeed:
     return DemoSeed(DEMO_COMPETITION, tokens, admin.token, reviewer.token)
 
 
-def _reissue(session: Session, pepper: bytes, now) -> DemoSeed:  # type: ignore[no-untyped-def]
+def _reissue(session: Session, pepper: bytes, now: datetime) -> DemoSeed:
     comp = get_competition(session, slug=DEMO_COMPETITION)
     teams = session.execute(select(Team.id, Team.name).where(Team.competition_id == comp.id)).all()
     reviewer_id = session.scalar(

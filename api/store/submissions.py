@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from api.store.audit import record_audit
@@ -117,11 +117,24 @@ def submission_detail(session: Session, *, submission_id: int, team_id: int | No
     )
 
 
-def submission_sources(session: Session, *, submission_id: int, team_id: int | None = None) -> list[tuple[str, bytes]]:
-    """The uploaded files, in upload order (a team only gets its own)."""
-    owner = session.scalar(select(Submission.team_id).where(Submission.id == submission_id))
-    if owner is None or (team_id is not None and owner != team_id):
-        raise NotFoundError(f"no submission {submission_id}")
+def submission_sources(
+    session: Session, *, submission_id: int, team_id: int | None = None, reviewer_competition_id: int | None = None
+) -> list[tuple[str, bytes]]:
+    """The uploaded files, in upload order.
+
+    A team (`team_id`) gets only its own; a reviewer (`reviewer_competition_id`)
+    only those of finalist teams of their competition; an organiser any.
+    """
+    row = session.execute(
+        select(Submission.team_id, Team.competition_id, Team.finalist)
+        .join(Team, Team.id == Submission.team_id)
+        .where(Submission.id == submission_id)
+    ).first()
+    hidden = row is None or (team_id is not None and row.team_id != team_id)
+    if reviewer_competition_id is not None and row is not None:
+        hidden = hidden or row.competition_id != reviewer_competition_id or not row.finalist
+    if hidden:
+        raise NotFoundError(f"no submission {submission_id} you may read")
     rows = session.execute(
         select(SubmissionFile.name, SubmissionFile.content)
         .where(SubmissionFile.submission_id == submission_id)
@@ -172,7 +185,7 @@ def _accepting_problem(session: Session, comp: Competition, slug: str, backend: 
     raise InvalidInputError(f"problem {slug!r} is not part of competition {comp.slug!r}; its problems: {known}")
 
 
-def _summary_query():  # type: ignore[no-untyped-def]
+def _summary_query() -> Select[tuple[Submission, str, str]]:
     return (
         select(Submission, Team.name, Problem.slug)
         .join(Team, Team.id == Submission.team_id)

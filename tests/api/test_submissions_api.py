@@ -53,6 +53,8 @@ def test_a_team_reads_its_results_and_never_another_teams(
     assert other.status_code == 404 and "your team" in other.json()["detail"]
     assert client.get(f"{created['status_url']}/sources", headers=contest.auth("bravo")).status_code == 404
     assert client.get("/api/v1/submissions", headers=contest.auth("bravo")).json() == []
+    sources = client.get(f"{created['status_url']}/sources", headers=contest.auth("reviewer"))
+    assert sources.status_code == 200 and sources.json()[0]["content"] == KERNEL.decode()  # alpha is a finalist
     admin = client.get(created["status_url"], headers=contest.auth("admin")).json()
     assert {c["name"]: c for c in admin["runs"][0]["cases"]}["p1"]["ratio"] == 0.7
 
