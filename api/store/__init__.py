@@ -1,6 +1,9 @@
 """The store: the only code that imports SQLAlchemy. Functions take keyword arguments only.
 
-Mutating functions commit before they return; readers never commit. Workers use:
+Mutating functions commit before they return and leave no transaction open;
+readers never commit, so end their transaction soon (close the session or
+roll back): on SQLite an open transaction of a write session holds the
+database's write lock. Workers use:
 
     db = Database(settings)
     with db.session() as session:

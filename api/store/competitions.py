@@ -99,8 +99,9 @@ def create_competition(
         target=slug,
         details=_jsonable({"title": title, **(options or {})}),
     )
-    session.commit()
-    return competition_view(session, row)
+    view = competition_view(session, row)
+    session.commit()  # after the last read: no transaction is left open
+    return view
 
 
 def update_competition(
@@ -120,8 +121,9 @@ def update_competition(
     )
     if SCORING & changes.keys() or "freeze_at" in changes:
         recompute_standings(session, competition_id=row.id)
-    session.commit()
-    return competition_view(session, row)
+    view = competition_view(session, row)
+    session.commit()  # after the last read: no transaction is left open
+    return view
 
 
 def set_final_published(
@@ -140,8 +142,9 @@ def set_final_published(
         target=competition,
         details={"published": published},
     )
-    session.commit()
-    return competition_view(session, row)
+    view = competition_view(session, row)
+    session.commit()  # after the last read: no transaction is left open
+    return view
 
 
 def attach_problem(
@@ -206,8 +209,9 @@ def attach_problem(
         target=problem.slug,
         details={"version": problem.version, "backends": [b.value for b in chosen]},
     )
-    session.commit()
-    return competition_view(session, comp)
+    view = competition_view(session, comp)
+    session.commit()  # after the last read: no transaction is left open
+    return view
 
 
 def competition_view(session: Session, row: Competition) -> CompetitionView:

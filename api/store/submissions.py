@@ -167,8 +167,9 @@ def disqualify_submission(
                  details={"reason": reason})  # fmt: skip
     session.flush()
     recompute_standings(session, competition_id=submission.competition_id)
+    summary = _summary(*session.execute(_summary_query().where(Submission.id == submission_id)).one())
     session.commit()
-    return _summary(*session.execute(_summary_query().where(Submission.id == submission_id)).one())
+    return summary
 
 
 def _accepting_problem(session: Session, comp: Competition, slug: str, backend: Backend) -> Problem:

@@ -76,8 +76,10 @@ def set_finalists(
         target=competition,
         details={"team_ids": sorted(team_ids)},
     )
+    session.flush()
+    chosen = [t for t in list_teams(session, competition=competition) if t.finalist]
     session.commit()
-    return [t for t in list_teams(session, competition=competition) if t.finalist]
+    return chosen
 
 
 def add_reviewer(
