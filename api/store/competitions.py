@@ -99,6 +99,7 @@ def create_competition(
         target=slug,
         details=_jsonable({"title": title, **(options or {})}),
     )
+    session.flush()
     view = competition_view(session, row)
     session.commit()  # after the last read: no transaction is left open
     return view
@@ -121,6 +122,7 @@ def update_competition(
     )
     if SCORING & changes.keys() or "freeze_at" in changes:
         recompute_standings(session, competition_id=row.id)
+    session.flush()
     view = competition_view(session, row)
     session.commit()  # after the last read: no transaction is left open
     return view
@@ -142,6 +144,7 @@ def set_final_published(
         target=competition,
         details={"published": published},
     )
+    session.flush()
     view = competition_view(session, row)
     session.commit()  # after the last read: no transaction is left open
     return view
@@ -209,6 +212,7 @@ def attach_problem(
         target=problem.slug,
         details={"version": problem.version, "backends": [b.value for b in chosen]},
     )
+    session.flush()
     view = competition_view(session, comp)
     session.commit()  # after the last read: no transaction is left open
     return view
