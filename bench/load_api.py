@@ -302,8 +302,12 @@ def main() -> None:
     parser.add_argument("--page-path", default=None, help=f"the HTML board too, e.g. /c/{COMPETITION}")
     parser.add_argument("--server-workers", type=int, default=1)
     parser.add_argument("--database-url", default=None, help="an empty database (default: SQLite in a temp folder)")
-    parser.add_argument("--state-dir", type=Path, default=None,
-                        help="keep the seeded SQLite database and its tokens here and reuse them next time")
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="keep the seeded SQLite database and its tokens here and reuse them next time",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
 
@@ -332,12 +336,21 @@ def main() -> None:
             phases = []
             for name, path in (("leaderboard", args.board_path), ("page", args.page_path)):
                 if path:
-                    phases.append((f"{name} (httpx)", partial(measure_gets, base, path, clients=args.clients,
-                                                              requests=args.requests)))
-                    phases.append((f"{name} (raw)", partial(measure_gets_raw, base, path, clients=args.clients,
-                                                            requests=args.raw_requests)))
-            phases.append(("uploads", partial(measure_uploads, base, tokens, clients=args.clients,
-                                              seconds=args.upload_seconds)))
+                    phases.append(
+                        (
+                            f"{name} (httpx)",
+                            partial(measure_gets, base, path, clients=args.clients, requests=args.requests),
+                        )
+                    )
+                    phases.append(
+                        (
+                            f"{name} (raw)",
+                            partial(measure_gets_raw, base, path, clients=args.clients, requests=args.raw_requests),
+                        )
+                    )
+            phases.append(
+                ("uploads", partial(measure_uploads, base, tokens, clients=args.clients, seconds=args.upload_seconds))
+            )
             for name, phase in phases:
                 cpu_before, client_before = server_cpu_s(server), time.process_time()
                 got = asyncio.run(phase())
