@@ -73,7 +73,8 @@ def _refused(result: JudgeResult, findings: list[PolicyFinding]) -> bool:
 def _check_sources(request: JudgeRequest, host: HostConfig) -> list[PolicyFinding]:
     from judge.policy import check_sources
 
-    return check_sources(request.backend, request.sources, host.limits)
+    return check_sources(request.backend, request.sources, host.limits,
+                         problem_headers=[request.problem.header.name])
 
 
 def _check_library(request: JudgeRequest, library: Path) -> list[PolicyFinding]:

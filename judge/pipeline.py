@@ -30,6 +30,8 @@ from judge.tracks import Track, get_track
 from judge.verdict import Verdict, worst
 
 log = logging.getLogger("opjudge.judge")
+LAUNCHER_FAILED = 125  # judge/sandbox/launcher.py: the launcher itself failed (the judge's fault)
+CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
 
 
 def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter) -> JudgeResult:
@@ -147,7 +149,7 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
                 call_timeout_s: float, workspace_limit: int) -> CaseResult:
     session.set_case(case, timeout_s=call_timeout_s)
     seed = mixed_seed(request.secret, request.problem.slug, case.case_set.value, case.name, case.seed)
-    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=50)
+    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:
         outputs = session.fetch_outputs(call_timeout_s)
@@ -213,11 +215,13 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
             return Verdict.SV, "a forbidden system call was made (killed by the sandbox's seccomp filter)"
         if sig is signal.SIGXCPU:
             return Verdict.TLE, "CPU time limit exceeded"
-        if sig is signal.SIGKILL and ("MemoryError" in text or "bad_alloc" in text):
-            return Verdict.MLE, "memory limit exceeded"
+        if sig in (signal.SIGKILL, signal.SIGABRT) and ("MemoryError" in text or "bad_alloc" in text):
+            return Verdict.MLE, "memory limit exceeded (an allocation failed)"
         if sig is signal.SIGXFSZ:
             return Verdict.RE, "wrote more than the file size limit"
         return Verdict.RE, f"the process died with {sig.name}"
+    if code == LAUNCHER_FAILED and "opjudge-launcher:" in text:
+        return Verdict.IE, "the sandbox could not start the runner: " + text.strip().splitlines()[-1][:300]
     if "bad_alloc" in text or "MemoryError" in text or "Cannot allocate memory" in text:
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
     return Verdict.RE, f"the process exited with status {code} inside kernel_run"

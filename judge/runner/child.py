@@ -82,6 +82,7 @@ class Child:
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()
+        self.recent_threads: set[str] = set()  # appeared around a call; must never end
         self.pending: dict[str, torch.Tensor] = {}
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
@@ -138,15 +139,20 @@ class Child:
             outputs = vendor.outputs()
         threads = _thread_ids()
         count = self.calls_per_lib[lib] = self.calls_per_lib.get(lib, 0) + 1
-        # An OpenMP pool is made on the first calls and reused; a thread that
-        # appears later and outlives kernel_run is work moved off the clock.
-        new_threads = len(threads - self.known_threads) if count > 2 else 0
+        # An OpenMP pool is made on the first calls and then reused, never ended. So a
+        # thread that appears after the second call, or that appeared and has since
+        # ended, was started by the kernel to work off the clock.
+        appeared = threads - self.known_threads
+        vanished = self.recent_threads - threads
+        new_threads = len(vanished) + (len(appeared) if count > 2 else 0)
+        self.recent_threads = (self.recent_threads | appeared) - vanished
         self.known_threads |= threads
         late_writes = []
         if recheck_ms > 0:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
             time.sleep(recheck_ms / 1000)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
+            new_threads += len(appeared - _thread_ids())
         after = {k: fingerprint(runtime.to_host(t)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
