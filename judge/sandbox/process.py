@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 
+from judge.errors import SandboxUnavailableError
 from judge.sandbox.base import ProcessResult
 from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX, LAUNCHER_FAILED_EXIT
 from judge.sandbox.seccomp import violation_from_returncode
@@ -96,7 +97,10 @@ def run_captured(
     stderr = bytes(kept["stderr"])
     violation = violation_from_returncode(returncode)
     if returncode == LAUNCHER_FAILED_EXIT and LAUNCHER_ERROR_PREFIX.encode() in stderr:
-        violation = None  # the launcher failed: the caller reports IE, not SV
+        # The launcher failed before the program ran: the judge's fault (IE), never the
+        # submission's CE or SV. Raised here so every toolchain treats it alike.
+        line = next(x for x in stderr.decode(errors="replace").splitlines() if LAUNCHER_ERROR_PREFIX in x)
+        raise SandboxUnavailableError(f"the sandbox could not start {argv[0]}: {line}")
     return ProcessResult(
         returncode=returncode,
         stdout=bytes(kept["stdout"]),
