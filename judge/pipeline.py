@@ -23,6 +23,7 @@ from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession
 from judge.sandbox.base import Sandbox, SandboxLimits
+from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX, LAUNCHER_FAILED_EXIT
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
 from judge.timing import below_physical_floor, time_case
@@ -30,7 +31,6 @@ from judge.tracks import Track, get_track
 from judge.verdict import Verdict, worst
 
 log = logging.getLogger("opjudge.judge")
-LAUNCHER_FAILED = 125  # judge/sandbox/launcher.py: the launcher itself failed (the judge's fault)
 CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
 
 
@@ -220,7 +220,7 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         if sig is signal.SIGXFSZ:
             return Verdict.RE, "wrote more than the file size limit"
         return Verdict.RE, f"the process died with {sig.name}"
-    if code == LAUNCHER_FAILED and "opjudge-launcher:" in text:
+    if code == LAUNCHER_FAILED_EXIT and LAUNCHER_ERROR_PREFIX in text:
         return Verdict.IE, "the sandbox could not start the runner: " + text.strip().splitlines()[-1][:300]
     if "bad_alloc" in text or "MemoryError" in text or "Cannot allocate memory" in text:
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
