@@ -9,7 +9,6 @@ from __future__ import annotations
 from fastapi import APIRouter, FastAPI
 
 from api.pages import admin, auth, board, report, review, static, team
-from api.pages.boardrows import RowCache
 
 pages_router = APIRouter(include_in_schema=False)
 for _module in (static, auth, board, report, team, admin, review):
@@ -18,5 +17,4 @@ for _module in (static, auth, board, report, team, admin, review):
 
 def install(app: FastAPI) -> None:
     """Add the pages and their assets to the application."""
-    app.state.board_rows = RowCache()
     app.include_router(pages_router)

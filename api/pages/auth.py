@@ -16,6 +16,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from api.deps import SessionDep, SettingsDep
 from api.pages.routing import PageRoute
@@ -39,19 +40,29 @@ def csrf_token(settings: Settings, token: str) -> str:
     return hmac.new(settings.pepper, b"opjudge-csrf\0" + token.encode(), hashlib.sha256).hexdigest()[:40]
 
 
-def page_viewer(request: Request, session: SessionDep, settings: SettingsDep) -> Principal | None:
-    """The logged-in caller of a page, or None; also sets `request.state` for the templates."""
+async def page_viewer(request: Request, session: SessionDep, settings: SettingsDep) -> Principal | None:
+    """The logged-in caller of a page, or None; also sets `request.state` for the templates.
+
+    `async`: a reader without a cookie costs no thread (the anonymous board is served
+    from the event loop); the token lookup, which queries the database, runs in the pool.
+    """
     request.state.viewer = None
     request.state.csrf = ""
     token = request.cookies.get(TOKEN_COOKIE)
     if not token:
         return None
-    try:
-        principal = authenticate(session, token=token, pepper=settings.pepper)
-    except AuthError:
-        return None  # a revoked or stale cookie reads as logged out
-    finally:
-        session.rollback()  # end the lookup's transaction, as api/deps.py does
+
+    def lookup() -> Principal | None:
+        try:
+            return authenticate(session, token=token, pepper=settings.pepper)
+        except AuthError:
+            return None  # a revoked or stale cookie reads as logged out
+        finally:
+            session.rollback()  # end the lookup's transaction, as api/deps.py does
+
+    principal = await run_in_threadpool(lookup)
+    if principal is None:
+        return None
     request.state.viewer = principal
     request.state.csrf = csrf_token(settings, token)
     return principal

@@ -14,10 +14,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from fastapi import Request
+from fastapi import Request, Response
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from api.boardcache import Encoded
 from api.errors import STATUS
 from api.store import Principal, RunStatus
 from judge.verdict import Verdict
@@ -70,8 +71,8 @@ def render_fragment(name: str, **context: Any) -> str:
     return environment().get_template(name).render(**context)
 
 
-def render(request: Request, name: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """A full page: the template with the viewer, CSRF token and hall mode of this request."""
+def page_html(request: Request, name: str, **context: Any) -> str:
+    """A full page's HTML: the template with the viewer, CSRF token and hall mode of this request."""
     viewer: Principal | None = getattr(request.state, "viewer", None)
     base = {
         "request": request,
@@ -81,14 +82,46 @@ def render(request: Request, name: str, *, status_code: int = 200, **context: An
         "path": request.url.path,
         "competition_slug": viewer.competition_slug if viewer else None,
     }
-    html = render_fragment(name, **(base | context))
-    return html_response(html, status_code=status_code)
+    return render_fragment(name, **(base | context))
+
+
+def render(request: Request, name: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """A full page as a response (see `page_html`)."""
+    return html_response(page_html(request, name, **context), status_code=status_code)
 
 
 def html_response(html: str, *, status_code: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
     """HTML with the security headers; never stored by caches (pages can be personal)."""
     merged = SECURITY_HEADERS | {"Cache-Control": "no-store"} | (headers or {})
     return HTMLResponse(html, status_code=status_code, headers=merged)
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header allows gzip (RFC 9110 12.5.3: `gzip;q=0` refuses it)."""
+    quality: dict[str, float] = {}
+    for item in accept_encoding.lower().split(","):
+        coding, *params = (part.strip() for part in item.split(";"))
+        q = next((param[2:] for param in params if param.startswith("q=")), "1")
+        try:
+            quality[coding] = float(q)
+        except ValueError:
+            quality[coding] = 0.0
+    return quality.get("gzip", quality.get("x-gzip", quality.get("*", 0.0))) > 0
+
+
+def shared_html_response(request: Request, page: Encoded) -> Response:
+    """A page that is the same for every anonymous reader, from its cached encodings.
+
+    Compressed when the client takes gzip, 304 when it has this version; revalidated
+    on every load (`no-cache`), and never shared across cookies by a proxy.
+    """
+    headers = SECURITY_HEADERS | {"Cache-Control": "no-cache", "ETag": page.etag, "Vary": "Accept-Encoding, Cookie"}
+    if page.etag in (tag.strip() for tag in request.headers.get("if-none-match", "").split(",")):
+        return Response(status_code=304, headers=headers)
+    if accepts_gzip(request.headers.get("accept-encoding", "")):
+        return Response(page.gzip, media_type="text/html; charset=utf-8",
+                        headers=headers | {"Content-Encoding": "gzip"})  # fmt: skip
+    return Response(page.body, media_type="text/html; charset=utf-8", headers=headers)
 
 
 def status_of(error: Exception) -> int:
