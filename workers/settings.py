@@ -27,6 +27,10 @@ class WorkerSettings(Settings):
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
     reaper_interval_s: float = Field(default=15.0, gt=0)
+    # A worker that missed this many heartbeats in a row is lost (its host died or was cut off):
+    # the reaper puts its runs back at once instead of at their deadline. Every host must use the
+    # same heartbeat interval, and their clocks must agree to well within one (NTP).
+    lost_after_missed_heartbeats: int = Field(default=3, ge=2)
     # A queued run the broker never delivered for this long is put on the broker again
     # (Redis restarted without its data). Duplicates are harmless: the claim is compare-and-set.
     requeue_queued_after_s: float = Field(default=2 * 3600.0, gt=0)
@@ -57,6 +61,11 @@ class WorkerSettings(Settings):
     def case_sets_override(self) -> tuple[CaseSet, ...]:
         """The sets OPJUDGE_RUN_CASE_SETS names; empty when unset."""
         return tuple(CaseSet(part) for part in _parts(self.run_case_sets))
+
+    @property
+    def worker_lost_after_s(self) -> float:
+        """A worker whose last heartbeat is older than this is lost."""
+        return self.heartbeat_interval_s * self.lost_after_missed_heartbeats
 
     @property
     def visibility_timeout_s(self) -> float:

@@ -1,4 +1,5 @@
-"""The workers' side of the store: claim, progress, finish or fail a run; dispatch and reap.
+"""The workers' side of the store: claim, progress, finish or fail a run; dispatch and reap
+(runs past their deadline, and runs of workers that stopped heartbeating).
 
 Every function commits and is safe to call twice: claims are compare-and-set
 updates, a finished run ignores later results, and the dispatch helpers only
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import NotFoundError
-from api.store.models import Problem, Run, Submission, SubmissionFile
+from api.store.models import Problem, Run, Submission, SubmissionFile, Worker
 from api.store.reproduction import compare_reproduction
 from api.store.results import write_cases
 from api.store.standings_cache import recompute_standings
@@ -225,6 +226,52 @@ def requeue_run(session: Session, *, run_id: int, now: datetime | None = None) -
         .values(status=RunStatus.PENDING, pending_since=now, claimed_by=None, deadline=None, stage=None)
         .execution_options(synchronize_session=False)
     )  # fmt: skip
+    if moved.rowcount != 1:
+        session.rollback()
+        return None
+    run = session.get_one(Run, run_id, populate_existing=True)
+    _sync_submission(session, run.submission)
+    session.commit()
+    return RunDispatch(run.id, run.queue)
+
+
+def runs_of_lost_workers(session: Session, *, seen_before: datetime) -> list[StuckRun]:
+    """Running runs whose worker has not heartbeated since `seen_before`: its host died or was cut off.
+
+    Without this a run held by a killed host waits for its deadline (30 min). Only
+    runs claimed by a registered worker count (a claimer that never heartbeats is
+    left to the deadline), and only runs claimed before `seen_before`: a worker that
+    claimed a run since then was alive whatever its heartbeat says.
+    """
+    rows = session.execute(
+        select(Run.id, Run.queue, Run.claimed_by, Run.deadline, Run.attempt)
+        .join(Worker, Worker.name == Run.claimed_by)
+        .where(Run.status == RunStatus.RUNNING, Worker.last_seen_at < seen_before, Run.started_at < seen_before)
+        .order_by(Run.id)
+    )
+    return [StuckRun(run_id, queue, claimed_by, deadline, attempt) for run_id, queue, claimed_by, deadline, attempt
+            in rows]  # fmt: skip
+
+
+def requeue_lost_run(
+    session: Session, *, run_id: int, worker: str, seen_before: datetime | None = None, now: datetime | None = None
+) -> RunDispatch | None:
+    """Put back to pending a run that lost `worker` still holds; None when it does not (commits).
+
+    A compare-and-set on the run's holder: if the run finished, failed or was taken
+    over by another worker since it was listed, nothing changes. With `seen_before`,
+    also only while `worker` has still not heartbeated since then (it may have come back).
+    """
+    now = now or utcnow()
+    held = [Run.id == run_id, Run.status == RunStatus.RUNNING, Run.claimed_by == worker]
+    if seen_before is not None:
+        held.append(select(Worker.id).where(Worker.name == worker, Worker.last_seen_at < seen_before).exists())
+    moved = session.execute(
+        update(Run)
+        .where(*held)
+        .values(status=RunStatus.PENDING, pending_since=now, claimed_by=None, deadline=None, stage=None)
+        .execution_options(synchronize_session=False)
+    )
     if moved.rowcount != 1:
         session.rollback()
         return None

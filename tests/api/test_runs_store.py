@@ -20,19 +20,22 @@ from api.store import (
     mark_queued,
     record_stage,
     register_worker,
+    requeue_lost_run,
     requeue_run,
     row_counts,
+    runs_of_lost_workers,
     runs_to_dispatch,
     stuck_runs,
     submission_detail,
     team_quota,
     worker_heartbeat,
 )
-from api.store.views import NewSubmission
+from api.store.views import NewSubmission, RunDispatch
 from judge.backends import Backend, CaseSet, Stage
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest
 from tests.api.helpers import KERNEL, result
+from tests.api.judging import open_quotas
 
 
 def _submit(session: Session, contest: Contest, clock: Clock, team: str = "alpha") -> NewSubmission:
@@ -153,6 +156,94 @@ def test_queued_runs_lost_by_the_broker(session: Session, contest: Contest, cloc
     assert stuck_runs(session, now=clock.now) == []
     lost = stuck_runs(session, now=clock.now, queued_before=clock.now + timedelta(seconds=1))
     assert [s.run_id for s in lost] == [created.run_id]
+
+
+def test_runs_of_a_lost_worker_are_requeued_before_their_deadline(session: Session, contest: Contest,
+                                                                   clock: Clock) -> None:  # fmt: skip
+    open_quotas(session, contest, clock)
+    start = clock.now
+    for name in ("dead", "alive"):
+        register_worker(session, name=name, queue="judge.cpu", info={}, now=start)
+    dead, alive, stranger = (_submit(session, contest, clock, team) for team in ("alpha", "bravo", "charlie"))
+    for created, worker in ((dead, "dead"), (alive, "alive"), (stranger, "never-registered")):
+        claim_run(session, run_id=created.run_id, worker=worker, now=start)  # deadline: 30 min on
+    later = start + timedelta(seconds=40)
+    worker_heartbeat(session, name="alive", now=later - timedelta(seconds=5))
+    seen_before = later - timedelta(seconds=30)
+    lost = runs_of_lost_workers(session, seen_before=seen_before)
+    assert [(r.run_id, r.claimed_by, r.attempt) for r in lost] == [(dead.run_id, "dead", 1)]
+    assert stuck_runs(session, now=later) == []  # the deadline alone would wait 30 minutes
+    assert runs_of_lost_workers(session, seen_before=start) == []  # a heartbeat at `start` is not before it
+
+    # A compare-and-set on the holder: only the lost worker's own run moves, once.
+    assert requeue_lost_run(session, run_id=dead.run_id, worker="alive", now=later) is None
+    assert requeue_lost_run(session, run_id=alive.run_id, worker="alive", seen_before=seen_before, now=later) is None
+    moved = requeue_lost_run(session, run_id=dead.run_id, worker="dead", seen_before=seen_before, now=later)
+    assert moved == RunDispatch(dead.run_id, "judge.cpu")
+    assert requeue_lost_run(session, run_id=dead.run_id, worker="dead", seen_before=seen_before, now=later) is None
+    detail = submission_detail(session, submission_id=dead.submission_id)
+    assert detail.runs[0].status is RunStatus.PENDING and detail.submission.status is RunStatus.PENDING
+    assert runs_of_lost_workers(session, seen_before=seen_before) == []
+    again = claim_run(session, run_id=dead.run_id, worker="alive", now=later)
+    assert again is not None and again.attempt == 2  # attempts count, so a host-killing kernel ends as IE
+
+
+def test_a_lost_workers_run_is_left_alone_once_taken_over_or_the_worker_is_back(
+    session: Session, contest: Contest, clock: Clock
+) -> None:
+    open_quotas(session, contest, clock)
+    start = clock.now
+    for name in ("flaky", "other"):
+        register_worker(session, name=name, queue="judge.cpu", info={}, now=start)
+    first, second, third = (_submit(session, contest, clock, team) for team in ("alpha", "bravo", "charlie"))
+    claim_run(session, run_id=first.run_id, worker="flaky", now=start)
+    claim_run(session, run_id=second.run_id, worker="flaky", now=start)
+    claim_run(session, run_id=third.run_id, worker="flaky", now=start + timedelta(seconds=35))
+    seen_before = start + timedelta(seconds=30)
+    # The third was claimed after `seen_before`: its worker was alive then, whatever its heartbeat says.
+    lost = runs_of_lost_workers(session, seen_before=seen_before)
+    assert [r.run_id for r in lost] == [first.run_id, second.run_id]
+
+    # Between the listing and the requeue, a redelivered task took the first over...
+    claim_run(session, run_id=first.run_id, worker="other", now=start + timedelta(seconds=40), take_over=True)
+    assert requeue_lost_run(session, run_id=first.run_id, worker="flaky", seen_before=seen_before) is None
+    # ... and the worker came back before its second run was moved.
+    worker_heartbeat(session, name="flaky", now=start + timedelta(seconds=41))
+    assert requeue_lost_run(session, run_id=second.run_id, worker="flaky", seen_before=seen_before) is None
+    assert runs_of_lost_workers(session, seen_before=seen_before) == []
+    assert {r.status for r in submission_detail(session, submission_id=second.submission_id).runs} == {
+        RunStatus.RUNNING}  # fmt: skip
+
+    # Finished runs are never listed, however silent their worker.
+    finish_run(session, run_id=second.run_id, result=result(benchmarks={"b1": 1.0}), worker_info={},
+               now=start + timedelta(seconds=50))  # fmt: skip
+    much_later = start + timedelta(hours=1)
+    assert [r.run_id for r in runs_of_lost_workers(session, seen_before=much_later)] == [first.run_id, third.run_id]
+
+
+def test_two_reapers_requeue_a_lost_run_once(database: Database, contest: Contest, clock: Clock) -> None:
+    with database.session() as session:
+        register_worker(session, name="dead", queue="judge.cpu", info={}, now=clock.now)
+        run_id = _submit(session, contest, clock).run_id
+        claim_run(session, run_id=run_id, worker="dead", now=clock.now)
+    seen_before = clock.now + timedelta(seconds=60)
+    moved: list[RunDispatch] = []
+    barrier = threading.Barrier(4)
+
+    def reap() -> None:
+        with database.session() as session:
+            barrier.wait()
+            dispatch = requeue_lost_run(session, run_id=run_id, worker="dead", seen_before=seen_before,
+                                        now=seen_before)  # fmt: skip
+            if dispatch is not None:
+                moved.append(dispatch)
+
+    threads = [threading.Thread(target=reap) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert moved == [RunDispatch(run_id, "judge.cpu")]
 
 
 def test_workers_register_and_beat(session: Session, clock: Clock) -> None:
