@@ -110,6 +110,11 @@ class BoardCache:
             self._boards[key] = cached
             while len(self._boards) > self.max_boards:
                 self._boards.popitem(last=False)
+            # Pages rendered from older versions are never served again (keys carry the version):
+            # drop them now rather than when the board leaves the cache, which may be 64 changes on.
+            for older in self._boards.values():
+                if older.board.competition_id == board.competition_id and older.board.version < board.version:
+                    older.renders.clear()
         return cached
 
     @staticmethod

@@ -109,7 +109,7 @@ async def board_fragment(slug: str, request: Request, session: SessionDep, board
         cached = _peek(boards, query, now) or await run_in_threadpool(_shared_board, session, boards, query, now)
         if v and v == version_key(cached.board, ignore_freeze=False):
             return Response(status_code=204, headers={"Cache-Control": "no-store"})
-        return shared_html_response(request, await _shared(request, session, boards, query, now, "frag"))
+        return shared_html_response(request, await _shared(request, session, boards, query, now, "frag", cached))
 
     def personal() -> Response:
         context = board_context(session, boards, query, now=now, viewer=viewer)
@@ -190,10 +190,11 @@ def _shared_board(session: Session, boards: BoardCache, query: BoardQuery, now: 
 
 
 async def _shared(request: Request, session: Session, boards: BoardCache, query: BoardQuery, now: datetime,
-                  part: Part) -> Encoded:  # fmt: skip
-    """The anonymous page or fragment of the current version, built (in the thread pool) on first use."""
+                  part: Part, cached: CachedBoard | None = None) -> Encoded:  # fmt: skip
+    """The anonymous page or fragment of the current version (`cached` when the caller has it),
+    built in the thread pool on first use."""
     name = f"{part}:{query.view or ''}:{int(query.hall)}"
-    cached = _peek(boards, query, now)
+    cached = cached or _peek(boards, query, now)
     page = cached.renders.get(name) if cached is not None else None
     if isinstance(page, Encoded):
         return page

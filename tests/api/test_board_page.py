@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 import api.pages.board as board_module
 from api.app import create_app
+from api.boardcache import BoardCache
 from api.pages.auth import TOKEN_COOKIE
 from api.pages.web import accepts_gzip
 from api.settings import Settings
@@ -132,6 +133,20 @@ def test_the_fragment_answers_204_while_current_and_is_shared(
     pages.cookies.set(TOKEN_COOKIE, contest.tokens["alpha"])  # a team's fragment marks its row
     own = pages.get("/c/cup/board.frag")
     assert own.headers["cache-control"] == "no-store" and 'tag">you<' in own.text
+
+
+def test_what_is_rendered_from_a_version_lives_and_goes_with_it(session: Session, contest: Contest,
+                                                                  clock: Clock) -> None:  # fmt: skip
+    open_quotas(session, contest, clock)
+    judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5})
+    boards = BoardCache(ttl_s=0)
+    old = boards.get(session, competition="cup", now=clock.now)
+    assert BoardCache.rendered(old, "page", lambda: "first") == "first"
+    assert BoardCache.rendered(old, "page", lambda: "again") == "first"  # built once per version
+    judged(session, contest, clock, "bravo", benchmarks={"b1": 0.25})
+    new = boards.get(session, competition="cup", now=clock.now)
+    assert new.board.version > old.board.version and new.renders == {}
+    assert old.renders == {}  # never served again: dropped at once, not when the board leaves the cache
 
 
 @pytest.mark.parametrize(("header", "gzip"), [
