@@ -15,7 +15,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from judge.errors import JudgeError
 from judge.problem import Case, Problem
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
 from judge.sandbox.base import Bind, Sandbox, SandboxLimits
+from judge.sandbox.paths import interpreter
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -146,7 +146,7 @@ class RunnerSession:
         os.dup2(res_w, res_child, inheritable=True)
         os.close(cmd_r)
         os.close(res_w)
-        argv = [sys.executable, "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
+        argv = [interpreter(), "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
                 "--result-fd", str(res_child)]
         try:
             self._proc = self._sandbox.popen(

@@ -18,13 +18,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from judge.backends import Isolation
 from judge.sandbox import paths as sandbox_paths
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.sandbox.launcher import LaunchConfig, launcher_argv
+from judge.sandbox.paths import interpreter
 from judge.sandbox.process import run_captured
 
 SANDBOX_UID = 65534  # "nobody" on Debian
@@ -78,7 +78,7 @@ class BwrapSandbox(Sandbox):
         if found is None:
             raise FileNotFoundError("bwrap not found on PATH")
         self.bwrap = found
-        self.python = python or sys.executable
+        self.python = python or interpreter()
         self.read_only = sandbox_paths.default_read_only(list(extra_ro_paths or []))
         # Root drops to an unprivileged user inside; anyone else keeps their own.
         self.uid: int | None = sandbox_uid if os.geteuid() == 0 else None

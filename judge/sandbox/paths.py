@@ -39,6 +39,11 @@ BASE_ENV: dict[str, str] = {
 }
 
 
+def interpreter() -> str:
+    """sys.executable without `..` parts: inside the sandbox only bound folders exist to walk through."""
+    return os.path.abspath(sys.executable)
+
+
 def python_paths() -> list[Path]:
     """The interpreter, its standard library and the virtual environment (sys.executable's)."""
     paths = [Path(sys.prefix), Path(sys.base_prefix)]

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from judge.backends import Isolation
 from judge.sandbox import paths as sandbox_paths
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.sandbox.launcher import LaunchConfig, launcher_argv
+from judge.sandbox.paths import interpreter
 from judge.sandbox.process import run_captured
 
 # Devices every program may use; the tmp folder lives inside the work folder.
@@ -46,7 +46,7 @@ class RlimitSandbox(Sandbox):
         python: str | None = None,
         require_landlock: bool = False,
     ) -> None:
-        self.python = python or sys.executable
+        self.python = python or interpreter()
         self.read_only = sandbox_paths.default_read_only(list(extra_ro_paths or []))
         self.require_landlock = require_landlock
 

@@ -16,7 +16,6 @@ import functools
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +24,7 @@ from judge.errors import SandboxUnavailableError
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.sandbox.bwrap import BwrapSandbox
 from judge.sandbox.launcher import LaunchConfig, launcher_argv
+from judge.sandbox.paths import interpreter
 from judge.sandbox.rlimit import OffSandbox, RlimitSandbox
 
 OK = "ok"
@@ -83,7 +83,7 @@ def _probe_bwrap(path: str | None, extra_ro_paths: tuple[Path, ...]) -> tuple[st
     sandbox = BwrapSandbox(bwrap=path, extra_ro_paths=list(extra_ro_paths))
     with tempfile.TemporaryDirectory(prefix="opjudge-probe-") as tmp:
         result = sandbox.run(
-            [sys.executable, "-I", "-c", "import os; print(os.getpid())"],
+            [interpreter(), "-I", "-c", "import os; print(os.getpid())"],
             limits=SandboxLimits(seccomp=True),
             binds=[],
             workdir=Path(tmp),
@@ -112,7 +112,7 @@ def _probes(bwrap_path: str | None, extra_ro_paths: tuple[Path, ...]) -> dict[st
     return {
         "bwrap": bwrap,
         "namespaces": namespaces,
-        "seccomp": _probe_seccomp(sys.executable),
+        "seccomp": _probe_seccomp(interpreter()),
         "landlock": _probe_landlock(),
     }
 
