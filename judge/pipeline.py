@@ -180,7 +180,7 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
         return
     assert timing.submission is not None and timing.baseline is not None
     case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
-    case_result.ratio = timing.submission.median_ns / timing.baseline.median_ns
+    case_result.ratio = timing.ratio
     if case_result.flops:
         case_result.gflops = case_result.flops / timing.submission.median_ns
     if case_result.min_bytes:

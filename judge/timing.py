@@ -1,8 +1,8 @@
 """The timing loop of one case (judging.md, "Timing").
 
-Submission and baseline alternate (A B A B) in the same child so their ratio
-survives drift of the machine's speed. Every call, warm-up included, gets fresh
-inputs from a seed nobody can predict; one call in every block of four, at a
+Submission and baseline alternate (A B B A) in the same child so their ratio
+survives drift of the machine's speed; the ratio is the median over pairs.
+Every call, warm-up included, gets fresh inputs from a seed nobody can predict; one call in every block of four, at a
 random position, is checked against the oracle after the call, so checked and
 unchecked calls look the same to the kernel and checks cover the whole phase.
 """
@@ -54,6 +54,15 @@ def stats(samples_ns: list[int]) -> TimingStats:
     )
 
 
+def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
+    """Median over pairs of t_sub / t_base, each pair timed back to back.
+
+    Steadier than a ratio of medians when the machine's speed comes and goes in
+    bursts: both calls of a pair see the same conditions.
+    """
+    return float(statistics.median(s / b for s, b in zip(submission_ns, baseline_ns, strict=True) if b > 0))
+
+
 def sem_ratio(samples_ns: list[int]) -> float:
     """Standard error of the mean over the mean."""
     if len(samples_ns) < 2:
@@ -71,6 +80,7 @@ def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> b
 class CaseTiming:
     submission: TimingStats | None = None
     baseline: TimingStats | None = None
+    ratio: float | None = None  # median of the pairs' t_sub / t_base (paired_ratio)
     failure: CallCheck | None = None  # the first failed call, if any
     checked_calls: int = 0
     outputs: dict[str, OutputCheck] = field(default_factory=dict)
@@ -141,4 +151,5 @@ def time_case(
             result.failure = check
             return result
     result.submission, result.baseline = stats(times[SUBMISSION]), stats(times[BASELINE])
+    result.ratio = paired_ratio(times[SUBMISSION], times[BASELINE])
     return result

@@ -32,3 +32,14 @@ def test_physical_floor():
     assert below_physical_floor(1e9, 1e12, 0.9e6)
     assert not below_physical_floor(1e9, 1e12, 1.1e6)
     assert not below_physical_floor(1e9, 0.0, 1.0)  # no peak known: no floor
+
+
+def test_paired_ratio_ignores_bursts_that_hit_both():
+    from judge.timing import paired_ratio
+
+    # A slow burst hits pairs 3-5 for both kernels; the submission is always 2x the baseline.
+    sub = [20, 20, 200, 200, 200, 20, 20]
+    base = [10, 10, 100, 100, 100, 10, 10]
+    assert paired_ratio(sub, base) == 2.0
+    # Bursts that hit only some pairs move the median of the pairs, not of each kernel alone.
+    assert paired_ratio([10, 10, 10, 100, 10], [10, 10, 10, 10, 100]) == 1.0
