@@ -51,6 +51,7 @@ def _configs() -> list[tuple[str, Case]]:
         (f"cpu-largest ({largest.name})", largest),
         ("dsa S2=4096 K=64", adhoc("dsa", **DSA)),
         ("dsa S2=8192 K=64", adhoc("dsa_s2x2", **{**DSA, "S2": 8192})),
+        ("dsa S2=16384 K=64", adhoc("dsa_s2x4", **{**DSA, "S2": 16384})),
         ("dsa S2=4096 K=128", adhoc("dsa_kx2", **{**DSA, "K": 128})),
     ]
 
@@ -153,7 +154,7 @@ def per_case() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-dense-above", type=int, default=8192, help="no dense run when S2 is larger")
+    parser.add_argument("--skip-dense-above", type=int, default=16384, help="no dense run when S2 is larger")
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads for the dense run (the oracle always uses one)"
     )
