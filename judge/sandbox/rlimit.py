@@ -118,53 +118,15 @@ class RlimitSandbox(Sandbox):
         )
 
 
-class OffSandbox(Sandbox):
-    """No isolation at all (development only): a new session and a cleared environment."""
+class OffSandbox(RlimitSandbox):
+    """No isolation at all (development only): a new session and a cleared environment.
+
+    It runs the way RlimitSandbox does, with the command itself in place of the launcher.
+    """
 
     isolation = Isolation.OFF
 
-    def run(
-        self,
-        argv: list[str],
-        *,
-        limits: SandboxLimits,
-        binds: list[Bind],
-        workdir: Path,
-        timeout_s: float,
-        env: dict[str, str] | None = None,
-    ) -> ProcessResult:
-        """Run to completion; only the wall clock and the output cap apply."""
-        workdir = workdir.resolve()
-        return run_captured(
-            argv,
-            timeout_s=timeout_s,
-            output_limit_bytes=limits.output_limit_bytes,
-            cwd=str(workdir),
-            env=_env(workdir, env),
-        )
-
-    def popen(
-        self,
-        argv: list[str],
-        *,
-        limits: SandboxLimits,
-        binds: list[Bind],
-        workdir: Path,
-        env: dict[str, str] | None = None,
-        pass_fds: tuple[int, ...] = (),
-        stdin: int | None = None,
-        stdout: int | None = None,
-        stderr: int | None = None,
-    ) -> subprocess.Popen[bytes]:
-        """Start `argv` in its own session; nothing else is applied."""
-        workdir = workdir.resolve()
-        return subprocess.Popen(
-            argv,
-            cwd=str(workdir),
-            env=_env(workdir, env),
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            pass_fds=pass_fds,
-            start_new_session=True,
-        )
+    def _argv(
+        self, argv: list[str], limits: SandboxLimits, binds: list[Bind], workdir: Path, keep: tuple[int, ...]
+    ) -> list[str]:
+        return argv
