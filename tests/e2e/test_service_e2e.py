@@ -128,12 +128,13 @@ def _check_formula(board: dict[str, Any], rows: list[dict[str, Any]]) -> None:
             if column["problem"] != "add_mul_relu":
                 continue
             expected = 100 / (1 + math.log(cell["ratio"] / best[index], 1.5))
-            assert cell["score"] == pytest.approx(expected, rel=1e-6, abs=1e-6)
+            # The JSON rounds scores to 4 decimals and ratios to 6 significant digits.
+            assert cell["score"] == pytest.approx(expected, rel=1e-5, abs=1e-4)
             per_problem.setdefault(column["problem"], []).append(expected)
         problem_score = sum(per_problem["add_mul_relu"]) / len(per_problem["add_mul_relu"])
-        assert row["problem_scores"]["add_mul_relu"] == pytest.approx(problem_score, abs=1e-6)
+        assert row["problem_scores"]["add_mul_relu"] == pytest.approx(problem_score, abs=1e-4)
         online = sum(row["problem_scores"].get(p, 0.0) for p in board["problems"]) / len(board["problems"])
-        assert row["online_score"] == pytest.approx(online, abs=1e-6)
+        assert row["online_score"] == pytest.approx(online, abs=1e-4)
 
 
 @pytest.mark.postgres
