@@ -30,7 +30,7 @@ test: system-deps venv
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check judge api workers tests bench
+	$(VENV)/bin/ruff check judge api workers tests bench problems
 
 clean:
 	rm -rf $(VENV) var build
