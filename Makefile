@@ -27,6 +27,7 @@ run: system-deps venv
 	$(VENV)/bin/opjudge serve --host 127.0.0.1 --port 8000 --seed-demo
 
 test: system-deps venv
+	$(VENV)/bin/ruff check judge api workers tests bench problems
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: venv
