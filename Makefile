@@ -24,7 +24,7 @@ system-deps:
 	fi
 
 run: system-deps venv
-	$(VENV)/bin/opjudge serve --host 127.0.0.1 --port 8000 --seed-demo
+	$(VENV)/bin/opjudge serve --host 127.0.0.1 --port 8000 --seed-demo --judge-baselines
 
 test: system-deps venv
 	$(VENV)/bin/ruff check judge api workers tests bench problems

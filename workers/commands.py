@@ -24,6 +24,8 @@ def serve_command(
     port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
     seed_demo: Annotated[bool, typer.Option("--seed-demo", help="create the demo and print its tokens")] = False,
     worker: Annotated[bool, typer.Option("--worker", help="with Redis, also start a judge.cpu worker")] = False,
+    judge_baselines: Annotated[bool, typer.Option(
+        "--judge-baselines", help="with --seed-demo: demo teams submit the CPU baselines, judged at once")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning")] = "info",
 ) -> None:
     """Serve the API (migrations run first). Without OPJUDGE_BROKER_URL, runs are judged in this process."""
@@ -34,7 +36,8 @@ def serve_command(
         settings = serve_settings()
     except ValidationError as exc:
         raise _config_error(exc) from None
-    serve(settings, host=host, port=port, demo=seed_demo, worker=worker, log_level=log_level)
+    serve(settings, host=host, port=port, demo=seed_demo, worker=worker, log_level=log_level,
+          judge_baselines=judge_baselines)
 
 
 def worker_command(

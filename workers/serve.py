@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from api.store import Database, seed_demo, upgrade_database
-from api.store.seed import DemoSeed
+from api.store.seed import DEMO_PROBLEMS, DemoSeed
 from workers.context import WorkerContext
 from workers.reaper import WorkerMonitor
 from workers.settings import WorkerSettings
@@ -43,7 +43,8 @@ def serve_settings() -> WorkerSettings:
     return WorkerSettings()
 
 
-def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker: bool, log_level: str) -> None:
+def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker: bool, log_level: str,
+          judge_baselines: bool = False) -> None:
     """Run the API until interrupted (blocks)."""
     import uvicorn
 
@@ -51,7 +52,10 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
 
     upgrade_database(settings)
     if demo:
-        print_demo(_seed(settings))
+        seed = _seed(settings)
+        print_demo(seed)
+        if judge_baselines:
+            _submit_baselines(settings, seed)
     embedded = settings.broker_url.startswith("memory://")
     monitor_ctx = WorkerContext(settings)
     inprocess = None
@@ -99,6 +103,35 @@ def _seed(settings: WorkerSettings) -> DemoSeed:
     try:
         with db.session() as session:
             return seed_demo(session, settings)
+    finally:
+        db.dispose()
+
+
+def _submit_baselines(settings: WorkerSettings, seed: DemoSeed) -> None:
+    """Give the demo judged entries: each demo team in turn submits one problem's CPU baseline.
+
+    The runs are stored pending; the reaper below hands them to the worker within seconds,
+    as it does for any upload whose enqueue failed. A team that already has a submission
+    (a re-seeded demo) submits nothing again.
+    """
+    from api.dispatch import queue_for
+    from api.store import authenticate, create_submission, list_submissions
+    from api.store.types import utcnow
+    from judge.backends import Backend
+    from judge.problem import load_problem
+
+    db = Database(settings)
+    try:
+        with db.session() as session:
+            for (team, token), slug in zip(seed.team_tokens.items(), DEMO_PROBLEMS, strict=False):
+                team_id = authenticate(session, token=token, pepper=settings.pepper).team_id
+                if team_id is None or list_submissions(session, team_id=team_id, limit=1):
+                    continue
+                baseline = load_problem(slug, settings.problems_dir, settings.reference_dir).baselines[Backend.CPU]
+                create_submission(session, team_id=team_id, problem=slug, backend=Backend.CPU,
+                                  files=[(baseline.name, baseline.read_bytes())],
+                                  queue=queue_for(Backend.CPU, settings), now=utcnow())
+                log.info("demo: team %s submitted the %s CPU baseline", team, slug)
     finally:
         db.dispose()
 
