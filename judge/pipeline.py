@@ -106,6 +106,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     )
     case_results: list[CaseResult] = []
     result.cases = case_results
+    current: Case | None = None  # the case being checked or timed, for a death's report
     try:
         with session:
             result.host.update(session.device_info, host=platform.node())
@@ -114,6 +115,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 if runtime_options.get(key):
                     result.host[key] = str(runtime_options[key])
             for case in cases:
+                current = case
                 case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
                                                 limits.workspace_limit_bytes))
                 reporter.note(f"checked {case.name}")
@@ -123,13 +125,14 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
                 for case_result, case in zip(case_results, cases, strict=True):
                     if case.case_set.timed:
+                        current = case
                         _time_case(session, case, case_result, checker, host, runtime_options)
                         reporter.note(f"timed {case.name}")
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
             result.kernel_output = session.output_text()
     except RunnerDied as exc:
-        _record_death(result, case_results, cases, exc)
+        _record_death(result, case_results, current or cases[0], exc)
     except ProtocolViolation as exc:
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
@@ -193,12 +196,15 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
                                "hardware allows for this much work")
 
 
-def _record_death(result: JudgeResult, case_results: list[CaseResult], cases: list[Case], exc: RunnerDied) -> None:
+def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Case, exc: RunnerDied) -> None:
+    """The case during which the child died gets the verdict (its timing, or a new row if unchecked)."""
     verdict, reason = classify_death(exc)
-    where = cases[len(case_results)].name if len(case_results) < len(cases) else "timing"
     result.kernel_output = exc.stderr[-4096:]
-    case_results.append(CaseResult(name=where, case_set=cases[min(len(case_results), len(cases) - 1)].case_set,
-                                   passed=False, verdict=verdict, message=f"case {where}: {reason}"))
+    row = next((r for r in case_results if r.name == case.name), None)
+    if row is None:
+        row = CaseResult(name=case.name, case_set=case.case_set, passed=False)
+        case_results.append(row)
+    row.passed, row.verdict, row.message = False, verdict, f"case {case.name}: {reason}"
 
 
 def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
