@@ -31,6 +31,7 @@ from judge.verdict import Verdict
 
 app = typer.Typer(help="opjudge: judge kernel submissions.", no_args_is_help=True, add_completion=False)
 
+SANDBOX_ENV = ["OPJUDGE_SANDBOX_MODE", "OPJUDGE_SANDBOX"]  # the service's name first
 CASE_CHOICES = {"tests": (CaseSet.TESTS,), "benchmarks": (CaseSet.BENCHMARKS,), "private": (CaseSet.PRIVATE,),
                 "all": (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)}
 
@@ -56,7 +57,7 @@ def judge_command(
     backend: Annotated[str, typer.Option(help="cpu, cuda or npu")] = "cpu",
     cases: Annotated[str, typer.Option(help="tests, benchmarks, private or all")] = "all",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
-    sandbox: Annotated[str, typer.Option(envvar=["OPJUDGE_SANDBOX_MODE", "OPJUDGE_SANDBOX"], help="strict, auto or off")] = "auto",
+    sandbox: Annotated[str, typer.Option(envvar=SANDBOX_ENV, help="strict, auto or off")] = "auto",
     secret: Annotated[str, typer.Option(envvar="OPJUDGE_JUDGE_SECRET", help="mixed into case seeds")] = "",
     cache_dir: Annotated[Path | None, typer.Option(envvar="OPJUDGE_CACHE_DIR")] = None,
 ) -> None:
@@ -103,7 +104,7 @@ def problems_command() -> None:
 
 @app.command("doctor")
 def doctor_command(
-    sandbox: Annotated[str, typer.Option(envvar=["OPJUDGE_SANDBOX_MODE", "OPJUDGE_SANDBOX"])] = "auto",
+    sandbox: Annotated[str, typer.Option(envvar=SANDBOX_ENV)] = "auto",
 ) -> None:
     """Report toolchains, devices, sandbox and versions of every backend on this host."""
     from judge.doctor import doctor_report, render_doctor
