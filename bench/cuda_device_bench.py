@@ -11,10 +11,12 @@ Each of `--runs` repetitions is a separate process (like separate judge runs); t
 per case the median time of each run, the coefficient of variation of those medians, and the
 achieved TFLOP/s against the GPU's peak.
 
-Why not `opjudge judge` five times: the engine generates every call's inputs on the CPU, which
-takes seconds per call at these sizes; this script measures the kernel and the clock, not that.
-It reuses one input set per case across calls, which is fair only for a kernel known not to
-cache (the baseline); the judge itself gives every call fresh content.
+Why not `opjudge judge` five times: a judging also builds both libraries, makes fresh inputs
+for every call, runs the float64 oracle on a quarter of them and times the baseline beside the
+submission; five of them on the benchmark cases do not fit the device check's 8 minutes. This
+script measures the kernel and the clock alone. It reuses one input set per case across calls,
+which is fair only for a kernel known not to cache (the baseline); the judge itself gives every
+call fresh content (step 8 of bench/device_check.sh judges the benchmark cases once that way).
 """
 
 from __future__ import annotations

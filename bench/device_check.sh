@@ -5,23 +5,28 @@
 #
 # Steps, each under its own timeout (seconds in brackets); a failed step is reported and the
 # script goes on, so one run yields every figure it can:
-#   1. the machine: nvidia-smi, python, torch, nvcc                                  [30]
+#   1. the machine: nvidia-smi, python, torch, nvcc; the carried sandbox packages         [30]
 #   2. the runtime tests that need a GPU (tests/judge/cuda/test_runtime.py)          [120]
 #   3. opjudge judge: the CUDA baseline on the `tests` cases           -> AC         [180]
 #   4. opjudge judge: wrong_cut_short_block.cu on the `tests` cases    -> WA         [120]
-#   5. opjudge judge: a result-caching kernel on timed cases           -> WA or SV   [100]
-#      (add_mul_relu: its timed cases are cheap to generate; the sparse FA one runs as
-#      step 7 when time is left, since the engine makes sparse FA inputs on the CPU)
+#   5. opjudge judge: a result-caching kernel (add_mul_relu, all cases) -> WA or SV  [100]
 #   6. bench/cuda_device_bench.py: the baseline on the benchmark cases, 5 separate runs:
 #      per case median, CV over the 5 runs, TFLOP/s against the H200's peak, oracle on the GPU [270]
-#   7. optional (DEVICE_CHECK_FULL=1, or time left): the sparse FA exploit on benchmarks [150]
+#   7. opjudge judge under the `strict` sandbox (bubblewrap, seccomp, Landlock): the baseline on
+#      the `tests` cases -> AC with isolation strict; shows the GPU nodes bound in and libcuda
+#      working under the seccomp filter (needs .devcarry, see below)                 [120]
+#   8. when time is left (or DEVICE_CHECK_FULL=1): the sparse FA result-caching kernel
+#      on the benchmark cases -> WA or SV                                            [150]
 # No step runs past DEVICE_CHECK_DEADLINE_S (465 s): the whole check stays under 8 minutes.
 # Everything is logged to $OUT/device_check.log (or /tmp when OUT is unset), with the JSON of
 # each judging and the benchmark beside it.
 #
 # The machine has no network: the script uses the image's python3 (with torch) and the repository
-# on PYTHONPATH; it installs nothing. The sandbox defaults to `off` (no bubblewrap or pyseccomp
-# there); set OPJUDGE_SANDBOX=auto to try isolation too.
+# on PYTHONPATH. Steps 1-6 and 8 run with the sandbox `off`; step 7 needs bubblewrap, libseccomp
+# and pyseccomp, which the image lacks: run `bash bench/device_carry.sh` here first and name
+# `.devcarry` in the device tool's `carry`; the script installs them on that (disposable) machine.
+# A device call, from the repository root:
+#   bash bench/device_check.sh          with carry [".devcarry"] and timeout_s 540
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -69,18 +74,18 @@ run_step() {
   return 0
 }
 
-# judge NAME EXPECTED TIMEOUT PROBLEM SETS FILE: opjudge judge --json, then the verdict against EXPECTED
-# (a |-separated list).
+# judge NAME EXPECTED TIMEOUT PROBLEM SETS FILE [SANDBOX]: opjudge judge --json, then the verdict
+# against EXPECTED (a |-separated list); with SANDBOX, the judging must also report that isolation.
 judge() {
-  local name=$1 expected=$2 limit=$3 problem=$4 sets=$5 file=$6
+  local name=$1 expected=$2 limit=$3 problem=$4 sets=$5 file=$6 sandbox=${7:-$OPJUDGE_SANDBOX}
   local json="$OUT_DIR/$name.json"
-  section "$name: $file ($problem, $sets), expected $expected"
-  run_step "$name" "$limit" bash -c "'$PY' -m judge judge --problem '$problem' --backend cuda --cases '$sets' \
-    --json '$file' >'$json'"
+  section "$name: $file ($problem, $sets, sandbox $sandbox), expected $expected"
+  run_step "$name" "$limit" env OPJUDGE_SANDBOX="$sandbox" bash -c "'$PY' -m judge judge --problem '$problem' \
+    --backend cuda --cases '$sets' --json '$file' >'$json'"
   [ -s "$json" ] || { echo "!! $name: no JSON written"; FAILED+=("$name"); return 0; }
-  "$PY" - "$json" "$expected" "$name" <<'PYEOF' || FAILED+=("$name")
+  "$PY" - "$json" "$expected" "$name" "$sandbox" <<'PYEOF' || FAILED+=("$name")
 import json, sys
-path, expected, name = sys.argv[1], sys.argv[2].split("|"), sys.argv[3]
+path, expected, name, sandbox = sys.argv[1], sys.argv[2].split("|"), sys.argv[3], sys.argv[4]
 r = json.load(open(path))
 print(f"verdict {r['verdict']} (expected {'|'.join(expected)}): {r['message']}")
 print(f"isolation {r.get('isolation')}; host {r.get('host')}; stages {r.get('stage_times_s')}")
@@ -92,7 +97,10 @@ for c in r.get("cases", []):
           f"max|X-G| {worst:.3g} {c.get('message', '')[:100]}")
 if r["compile_log"].strip():
     print("compile log:", r["compile_log"][:1500])
-sys.exit(0 if r["verdict"] in expected else 1)
+isolated_as_asked = sandbox in ("off", "auto") or r.get("isolation") == sandbox
+if not isolated_as_asked:
+    print(f"isolation {r.get('isolation')!r}, not {sandbox!r}")
+sys.exit(0 if r["verdict"] in expected and isolated_as_asked else 1)
 PYEOF
 }
 
@@ -106,6 +114,27 @@ missing = [m for m in ('torch', 'typer', 'rich', 'pytest') if importlib.util.fin
 print('python', sys.executable, 'missing:', missing or 'none')
 sys.exit(1 if missing else 0)"
 
+# install_carried: what bench/device_carry.sh put in .devcarry, where this machine lacks it. The
+# library goes under /usr/local/lib (bound into the sandbox, found by pyseccomp through ldconfig);
+# bwrap only needs to be on the worker's PATH.
+install_carried() {
+  local carry="$REPO/.devcarry" root=/tmp/opjudge-carried
+  [ -d "$carry" ] || { echo "no .devcarry here: run bench/device_carry.sh and carry it"; return 1; }
+  mkdir -p "$root"
+  if ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
+    dpkg -x "$carry"/libseccomp2_*.deb "$root" && cp -a "$root"/usr/lib/x86_64-linux-gnu/libseccomp.so.2* /usr/local/lib/ \
+      && ldconfig || return 1
+  fi
+  "$PY" -c "import pyseccomp" 2>/dev/null \
+    || "$PY" -m pip install -q --no-index --no-deps --no-compile "$carry"/pyseccomp-*.whl || return 1
+  if ! command -v bwrap >/dev/null; then
+    dpkg -x "$carry"/bubblewrap_*.deb "$root" && export PATH="$root/usr/bin:$PATH" || return 1
+  fi
+  echo "bwrap $(command -v bwrap): $(bwrap --version)"
+  "$PY" -c "import pyseccomp; print('pyseccomp', pyseccomp.__file__)"
+}
+install_carried || { echo "!! carried: the sandbox packages are not installed; step 7 will say why"; FAILED+=(carried); }
+
 section "2. runtime tests on the GPU"
 run_step runtime-tests 120 "$PY" -m pytest -q -p no:cacheprovider tests/judge/cuda/test_runtime.py -rs
 
@@ -117,10 +146,14 @@ section "6. baseline timing: 5 runs of bench/cuda_device_bench.py"
 run_step bench 270 "$PY" bench/cuda_device_bench.py --runs 5 --warmup 2 --min-calls 5 --budget-s 2 \
   --out "$OUT_DIR/bench.json"
 
+section "7. the strict sandbox with the GPU inside"
+run_step doctor 60 env OPJUDGE_SANDBOX=strict "$PY" -m judge doctor
+judge baseline_strict AC 120 "$SFAG" tests "reference_kernels/$SFAG/cuda/baseline.cu" strict
+
 if [ "${DEVICE_CHECK_FULL:-0}" = 1 ] || [ "$(elapsed)" -lt $((DEADLINE_S - 150)) ]; then
   judge exploit_sfag "WA|SV" 150 "$SFAG" benchmarks "tests/submissions/$SFAG/cuda/exploit_pointer_cache.cu"
 else
-  section "7. skipped: the sparse FA exploit on benchmarks (budget ${DEADLINE_S}s)"
+  section "8. skipped: the sparse FA exploit on benchmarks (budget ${DEADLINE_S}s)"
 fi
 
 section "summary"
