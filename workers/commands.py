@@ -46,6 +46,8 @@ def worker_command(
     concurrency: Annotated[int, typer.Option(min=1, help="pool processes: one per device")] = 1,
     loglevel: Annotated[str, typer.Option(help="debug, info, warning")] = "info",
     reaper: Annotated[bool, typer.Option(help="also re-queue stuck runs and dispatch pending ones")] = True,
+    device: Annotated[str | None, typer.Option(
+        help="the one GPU (nvidia-smi index or UUID) or NPU id this worker judges on; default OPJUDGE_DEVICE")] = None,
 ) -> None:
     """Judge runs from QUEUE with a Celery worker; reports host, device and toolchain versions on start."""
     from workers.settings import WorkerSettings
@@ -53,7 +55,7 @@ def worker_command(
 
     _logging(loglevel)
     try:
-        settings = WorkerSettings()
+        settings = WorkerSettings(**({"device": device} if device is not None else {}))
     except ValidationError as exc:
         raise _config_error(exc) from None
     try:

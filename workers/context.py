@@ -11,6 +11,7 @@ import dataclasses
 import os
 import socket
 import threading
+from collections.abc import MutableMapping
 from typing import Any
 
 from api.store import Database
@@ -23,6 +24,28 @@ from workers.settings import WorkerSettings
 def default_worker_name(queue: str) -> str:
     """`<queue>@<host>.<pid>`: unique per process, readable in Flower and on the runs it claims."""
     return f"{queue}@{socket.gethostname()}.{os.getpid()}"
+
+
+# What a worker pinned to one accelerator sets in its own environment, per backend.
+_PIN_VARIABLES = {
+    Backend.CUDA: lambda device: {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": device},
+    Backend.NPU: lambda device: {"ASCEND_RT_VISIBLE_DEVICES": device},
+}
+
+
+def pin_device(backend: Backend, device: str | None, environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Make this worker, its host probe and its pool see only `device` (OPJUDGE_DEVICE); what was set.
+
+    Called before anything starts CUDA or CANN, which read these variables once. The runner
+    children then get the same view (judge/tracks/cuda: `cuda_host_extra`), so the kernel, the
+    inputs the checker makes again and the oracle all run on this worker's device and on no
+    other worker's. PCI bus order makes the index nvidia-smi's.
+    """
+    if device is None or backend not in _PIN_VARIABLES:
+        return {}
+    pinned = _PIN_VARIABLES[backend](device)
+    environ.update(pinned)
+    return pinned
 
 
 class WorkerContext:
@@ -61,7 +84,14 @@ class WorkerContext:
         s.work_root.mkdir(parents=True, exist_ok=True)
         s.cache_dir.mkdir(parents=True, exist_ok=True)
         ascend: dict[str, Any] = {}
+        extra: dict[str, str] = {}
+        if backend is Backend.CUDA:
+            from judge.tracks.cuda import cuda_host_extra
+
+            # The GPU view this process has (pinned by `pin_device` when OPJUDGE_DEVICE is set).
+            extra = cuda_host_extra(os.environ)
         if backend is Backend.NPU:
+            extra = {"npu_device": s.device or "0"}
             from judge.tracks.npu.cann import ascend_host_fields
 
             # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
@@ -80,4 +110,5 @@ class WorkerContext:
             cuda_arch=s.cuda_arch,
             ascend_home=s.ascend_home or ascend.get("ascend_home"),
             ascend_soc=ascend.get("ascend_soc") if s.npu_soc == "default" else s.npu_soc,
+            extra=extra,
         )

@@ -43,6 +43,11 @@ class WorkerSettings(Settings):
     # Broker: how long to wait for Redis before an upload leaves its run pending.
     broker_connect_timeout_s: float = Field(default=3.0, gt=0)
 
+    # The one accelerator this worker judges on (OPJUDGE_DEVICE): nvidia-smi's index or a GPU UUID
+    # on a CUDA queue, the device id on an NPU queue. Unset: a CUDA worker keeps the GPU view it
+    # was started with (CUDA_VISIBLE_DEVICES) and uses the first GPU; an NPU worker uses device 0.
+    device: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9:_-]+$")
+
     # Device toolchains (HostConfig fields); None: found on PATH / from the device.
     cuda_home: Path | None = None
     cuda_arch: str | None = None

@@ -15,7 +15,7 @@ from api.store import Database, register_worker, upgrade_database
 from judge.backends import Backend
 from judge.errors import UserFacingError
 from workers.celery_app import CeleryDispatcher, make_celery
-from workers.context import WorkerContext, default_worker_name
+from workers.context import WorkerContext, default_worker_name, pin_device
 from workers.hostinfo import describe_worker
 from workers.reaper import WorkerMonitor
 from workers.settings import WorkerSettings
@@ -47,6 +47,9 @@ def run_worker(
                                 "(the embedded `opjudge serve` judges in its own process instead)")
     backend = backend_for_queue(queue)
     name = name or default_worker_name(queue)
+    pinned = pin_device(backend, settings.device)
+    if pinned:
+        log.info("worker %s pinned to device %s: %s", name, settings.device, pinned)
     upgrade_database(settings)  # a worker may start before the API on a fresh database
     info = describe_worker(backend, WorkerContext(settings, name=name).host_config(backend), queue=queue)
     print(f"worker {name} on queue {queue}: device {info.get('device', '?')}; toolchain "

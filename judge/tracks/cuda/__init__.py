@@ -2,13 +2,17 @@
 
 Host settings read from `HostConfig`:
 - `cuda_home`, `cuda_arch` (default sm_90a, the H200/H100 target);
-- `extra["cuda_device"]`: the GPU (nvidia-smi's index) the runner child may see; it then sees
-  that one alone, as CUDA device 0. Unset: the child sees every GPU and uses the first;
+- `extra["cuda_visible_devices"]`, `extra["cuda_device_order"]`: the worker's own
+  CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (`cuda_host_extra` reads them at the edge). The
+  runner child, whose environment starts empty, gets the same two, so it sees the very GPU the
+  worker's own torch calls "cuda" (where the checker regenerates inputs and runs the oracle) and
+  uses the first one. Unset: both see every GPU and use the first;
 - `extra["cuda_gpu_name"]`: the GPU's name when `nvidia-smi` cannot tell (peak table).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +28,33 @@ from judge.tracks.cuda.toolchain import DEFAULT_CUDA_ARCH, CudaToolchain
 CUDA_LIMITS = DEVICE_LIMITS
 
 
-def _device_index(host: HostConfig) -> int:
-    """nvidia-smi's index of the worker's GPU (PCI bus order)."""
-    return int(host.extra.get("cuda_device", "0"))
+CUDA_VIEW_VARIABLES = {"CUDA_VISIBLE_DEVICES": "cuda_visible_devices", "CUDA_DEVICE_ORDER": "cuda_device_order"}
+
+
+def cuda_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
+    """The `HostConfig.extra` entries that describe which GPUs this process sees (for the edges:
+    the CLI and the workers pass their os.environ)."""
+    return {key: environ[name] for name, key in CUDA_VIEW_VARIABLES.items() if name in environ}
+
+
+def _smi_id(host: HostConfig) -> str:
+    """The id `nvidia-smi -i` takes for the worker's first visible GPU (for its name only).
+
+    nvidia-smi counts in PCI bus order; an index under CUDA's default order may name another GPU
+    of the host, which only matters on hosts that mix GPU kinds (pin those with PCI_BUS_ID).
+    """
+    visible = host.extra.get("cuda_visible_devices", "").split(",")[0].strip()
+    return visible or "0"
 
 
 def runner_env(host: HostConfig) -> dict[str, str]:
     """The runner child's CUDA environment (its environment starts empty).
 
-    PCI bus order makes CUDA's numbering nvidia-smi's; with `extra["cuda_device"]` the child
-    sees that GPU alone. LD_LIBRARY_PATH names the driver's folder, for the libraries libcuda
-    itself loads by name (the JIT compiler, NVML) where they are not in the loader's cache.
+    The worker's own GPU view, so the child and the worker's checker use the same GPU.
+    LD_LIBRARY_PATH names the driver's folder, for the libraries libcuda itself loads by name
+    (the JIT compiler, NVML) where they are not in the loader's cache.
     """
-    env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
-    if "cuda_device" in host.extra:
-        env["CUDA_VISIBLE_DEVICES"] = str(_device_index(host))
+    env = {name: host.extra[key] for name, key in CUDA_VIEW_VARIABLES.items() if key in host.extra}
     driver = driver_library()
     if driver is not None:
         env["LD_LIBRARY_PATH"] = str(Path(driver).parent)
@@ -61,10 +77,10 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     dense rate, safe for every dtype; `peak_flops_by_dtype` holds the per-dtype rates of
     `floor_peak_flops` for a check that knows the case's dtype.
     """
-    name = host.extra.get("cuda_gpu_name") or gpu_name(_device_index(host))
+    name = host.extra.get("cuda_gpu_name") or gpu_name(_smi_id(host))
     row = find_peak(name)
     return {
-        "device_index": 0 if "cuda_device" in host.extra else _device_index(host),
+        "device_index": 0,  # the first GPU of the view the child shares with the worker
         "min_flush_bytes": MIN_FLUSH_BYTES,
         "gpu_name": name,
         "peak_flops": floor_peak_flops(row, None),

@@ -71,8 +71,8 @@ def floor_peak_flops(row: GpuPeak | None, dtype: str | None) -> float:
 
 
 @cache
-def gpu_name(index: int = 0) -> str:
-    """The name of GPU `index` as `nvidia-smi` reports it; "" when there is none."""
+def gpu_name(index: int | str = 0) -> str:
+    """The name of GPU `index` (nvidia-smi's index, or a GPU UUID) as `nvidia-smi` reports it; "" when there is none."""
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", str(index)],

@@ -13,7 +13,7 @@ from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks import get_track
-from judge.tracks.cuda import TRACK, readonly_paths, runner_env, runtime_options
+from judge.tracks.cuda import TRACK, cuda_host_extra, readonly_paths, runner_env, runtime_options
 from judge.tracks.cuda.device import PEAK_TABLE, device_nodes, find_peak, floor_peak_flops
 from judge.tracks.cuda.runtime import (
     MIB,
@@ -44,19 +44,31 @@ def test_options_are_checked(raw: dict) -> None:
 
 
 def test_options_survive_json() -> None:
-    host = HostConfig(work_root=Path("/tmp"), extra={"cuda_gpu_name": "NVIDIA H200", "cuda_device": "1"})
+    host = HostConfig(work_root=Path("/tmp"), extra={"cuda_gpu_name": "NVIDIA H200", "cuda_visible_devices": "1"})
     raw = runtime_options(host)
     again = json.loads(json.dumps(raw))
     assert again == raw
-    assert CudaRuntimeOptions.from_json(again).device_index == 0  # the child sees GPU 1 alone, as device 0
-    assert runner_env(host)["CUDA_VISIBLE_DEVICES"] == "1"
+    assert raw["gpu_name"] == "NVIDIA H200" and raw["peak_flops"] == find_peak("NVIDIA H200").tensor16_flops
+    assert CudaRuntimeOptions.from_json(again).device_index == 0  # the first GPU of the shared view
+
+
+def test_child_gets_the_workers_gpu_view() -> None:
+    """The child's environment starts empty: it must see the GPU the worker's own torch sees."""
+    pinned = {"CUDA_VISIBLE_DEVICES": "GPU-8c1f", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "PATH": "/usr/bin"}
+    extra = cuda_host_extra(pinned)
+    assert extra == {"cuda_visible_devices": "GPU-8c1f", "cuda_device_order": "PCI_BUS_ID"}
+    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=extra))
+    assert env["CUDA_VISIBLE_DEVICES"] == "GPU-8c1f" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    # A worker started without an order keeps CUDA's default one: the child must not change it,
+    # or "CUDA_VISIBLE_DEVICES=1" would name another GPU there.
+    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=cuda_host_extra({"CUDA_VISIBLE_DEVICES": "1"})))
+    assert env["CUDA_VISIBLE_DEVICES"] == "1" and "CUDA_DEVICE_ORDER" not in env
 
 
 def test_runner_env_and_read_only_paths() -> None:
     host = HostConfig(work_root=Path("/tmp"))
     env = runner_env(host)
-    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"  # CUDA's numbering = nvidia-smi's
-    assert "CUDA_VISIBLE_DEVICES" not in env  # no GPU chosen: the child sees them all
+    assert "CUDA_VISIBLE_DEVICES" not in env and "CUDA_DEVICE_ORDER" not in env  # the worker sees all, so does it
     paths = readonly_paths(host)
     assert Path("/sys/bus/pci") in paths and Path("/sys/devices") in paths
     assert TRACK.runner_env is runner_env and TRACK.readonly_paths is readonly_paths
