@@ -48,6 +48,7 @@ RULES = BackendRules(
         r"__\w+_finite",  # older glibc's -ffast-math math entry points
         *CXX_RUNTIME_PATTERNS,
     ),
+    allowed_imports_in_words="math, memory, OpenMP and C++ runtime functions",
     forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
     allowed_needed=(
         r"libc\.so\.\d+",

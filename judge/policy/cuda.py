@@ -150,6 +150,10 @@ RULES = BackendRules(
     header_hints={**COMMON_HEADER_HINTS, **_CUDA_HEADER_HINTS},
     allowed_imports=MATH_IMPORTS | LIBC_IMPORTS | CXX_RUNTIME_IMPORTS | CUDART_IMPORTS,
     allowed_import_patterns=(*CXX_RUNTIME_PATTERNS,),
+    allowed_imports_in_words=(
+        "math, memory and C++ runtime functions, and the CUDA runtime's kernel launches, "
+        "async copies and memsets on args->stream, and device queries"
+    ),
     forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
     allowed_needed=(
         r"libcudart\.so\.\d+",

@@ -132,7 +132,7 @@ def _check_symbols(elf: _Elf, rules: BackendRules) -> list[PolicyFinding]:
                     _finding(
                         "banned-symbol",
                         f"the library calls `{sym.name}`, which kernels may "
-                        "not use (only math, memory, OpenMP and C++ runtime functions)",
+                        f"not use (only {rules.allowed_imports_in_words})",
                     )
                 )
             continue

@@ -37,6 +37,8 @@ class BackendRules:
     # --- library ---
     allowed_imports: frozenset[str] = frozenset()  # undefined dynamic symbols allowed (no version)
     allowed_import_patterns: tuple[str, ...] = ()  # regexes (fullmatch) for families: GOMP_*, libmvec
+    # what the allowed imports are, in words, for the message about one that is not
+    allowed_imports_in_words: str = "math, memory and C++ runtime functions"
     allowed_exports: frozenset[str] = frozenset({"kernel_run", "kernel_workspace_bytes"})
     compiler_exports: frozenset[str] = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start"})
     # mangled C++ names whose strong definition would replace the runtime's (operator new, std::)

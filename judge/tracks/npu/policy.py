@@ -96,6 +96,10 @@ RULES = BackendRules(
     header_hints=NPU_HEADER_HINTS,
     allowed_imports=MATH_IMPORTS | LIBC_IMPORTS | CXX_RUNTIME_IMPORTS | frozenset({"getenv", "secure_getenv"}),
     allowed_import_patterns=(*_LAUNCH_PATTERNS, *CXX_RUNTIME_PATTERNS),
+    allowed_imports_in_words=(
+        "math, memory and C++ runtime functions, and the ACL/CANN runtime's memory, copy and "
+        "kernel launch functions on args->stream"
+    ),
     forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
     allowed_needed=_LIBRARIES,
     # Host code only: the device binary is data in the library, not host machine code.

@@ -185,3 +185,21 @@ def test_nvcc_builds_inside_the_strict_sandbox(tmp_path: Path) -> None:
     result = CudaToolchain().build(sources=[SourceFile(source.name, source.read_bytes())], include_dirs=[include],
                                    workdir=tmp_path, limits=DEVICE_LIMITS, sandbox=sandbox)
     assert result.ok, result.log
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_a_refused_import_is_explained_in_the_cuda_tracks_words(tmp_path: Path) -> None:
+    """The library check runs even when the source check was dodged: a host-side device sync."""
+    source = tmp_path / "src" / "sync.cu"
+    source.parent.mkdir()
+    source.write_text('#include "add_mul_relu.h"\n#include <cuda_runtime.h>\n'
+                      'extern "C" int kernel_run(const kernel_args* a) {\n'
+                      '  return a ? (int)cudaDeviceSynchronize() : 1;\n}\n'
+                      'extern "C" int64_t kernel_workspace_bytes(const kernel_args*) { return 0; }\n')
+    result = _build(source, "add_mul_relu", tmp_path / "work")
+    assert result.ok and result.library_path, result.log
+    found = check_library(Backend.CUDA, Path(result.library_path))
+    assert [f.rule for f in found] == ["banned-symbol"]
+    assert "cudaDeviceSynchronize" in found[0].message and "CUDA runtime's kernel launches" in found[0].message
+    assert "OpenMP" not in found[0].message  # the CPU track's wording
