@@ -25,6 +25,7 @@ from typing import TypeVar
 from api.store import (
     DB_UNAVAILABLE_ERRORS,
     ClaimedRun,
+    RunHolder,
     Session,
     claim_run,
     fail_run,
@@ -110,7 +111,8 @@ def judge_run(ctx: WorkerContext, run_id: int, *, take_over: bool = False) -> Ru
     if claimed.attempt > settings.max_attempts:
         # Claimed that often without a result: the worker died each time (e.g. out of memory).
         reason = f"the run was started {claimed.attempt - 1} times and never finished"
-        _store(ctx, "fail", held=True, call=lambda s: fail_run(s, run_id=run_id, reason=reason, retry=False))
+        _store(ctx, "fail", held=True, call=lambda s: fail_run(s, run_id=run_id, reason=reason, retry=False,
+                                                               holder=_holder(ctx, claimed)))
         return RunOutcome(run_id, Outcome.JUDGED, Verdict.IE, message=reason)
     log.info("run %s: claimed (attempt %d, %s %s)", run_id, claimed.attempt, claimed.problem, claimed.backend)
     try:
@@ -123,8 +125,10 @@ def judge_run(ctx: WorkerContext, run_id: int, *, take_over: bool = False) -> Ru
         return _retry_later(ctx, claimed, result.message)
     info = _worker_info(ctx, claimed, result)
     stored = _store(ctx, "finish", held=True,
-                    call=lambda s: finish_run(s, run_id=run_id, result=result, worker_info=info))
-    log.info("run %s: %s%s", run_id, result.verdict.value, "" if stored else " (already finished elsewhere)")
+                    call=lambda s: finish_run(s, run_id=run_id, result=result, worker_info=info,
+                                              holder=_holder(ctx, claimed)))
+    log.info("run %s: %s%s", run_id, result.verdict.value,
+             "" if stored else " (not stored: finished elsewhere, or re-queued and claimed again)")
     return RunOutcome(run_id, Outcome.JUDGED if stored else Outcome.SKIPPED, result.verdict, message=result.message)
 
 
@@ -162,9 +166,16 @@ def _judge(ctx: WorkerContext, claimed: ClaimedRun) -> JudgeResult:
 
 def _retry_later(ctx: WorkerContext, claimed: ClaimedRun, reason: str) -> RunOutcome:
     log.warning("run %s: internal error on attempt %d, retrying: %s", claimed.run_id, claimed.attempt, reason)
-    _store(ctx, "fail", held=True, call=lambda s: fail_run(s, run_id=claimed.run_id, reason=reason, retry=True))
+    released = _store(ctx, "fail", held=True, call=lambda s: fail_run(
+        s, run_id=claimed.run_id, reason=reason, retry=True, holder=_holder(ctx, claimed)))
+    if not released:  # finished elsewhere, or re-queued and claimed again: not ours to retry
+        return RunOutcome(claimed.run_id, Outcome.SKIPPED, Verdict.IE, message=reason)
     return RunOutcome(claimed.run_id, Outcome.RETRY, Verdict.IE, retry_in_s=retry_delay_s(ctx, claimed.attempt),
                       message=reason)
+
+
+def _holder(ctx: WorkerContext, claimed: ClaimedRun) -> RunHolder:
+    return RunHolder(worker=ctx.name, attempt=claimed.attempt)
 
 
 def _worker_info(ctx: WorkerContext, claimed: ClaimedRun, result: JudgeResult) -> dict[str, str]:

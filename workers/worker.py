@@ -11,7 +11,7 @@ import logging
 
 from celery.signals import worker_ready, worker_shutting_down
 
-from api.store import Database, register_worker, upgrade_database
+from api.store import Database, register_worker, release_runs_of_earlier_process, upgrade_database
 from judge.backends import Backend
 from judge.errors import UserFacingError
 from workers.celery_app import CeleryDispatcher, make_celery
@@ -62,9 +62,15 @@ def run_worker(
     db = Database(settings)
     try:
         with db.session() as session:
-            register_worker(session, name=name, queue=queue, info=info)
+            started = register_worker(session, name=name, queue=queue, info=info).started_at
+            # Runs an earlier process of this name still holds: it is gone, so they go back to
+            # pending and a reaper hands them out again (here at once, not at their deadline).
+            released = release_runs_of_earlier_process(session, worker=name, started_before=started)
     finally:
         db.dispose()
+    if released:
+        log.warning("worker %s: runs %s were held by an earlier process of this name; put back to pending",
+                    name, [r.run_id for r in released])
 
     app = make_celery(settings, ctx=WorkerContext(settings, name=name))
     # Heartbeat (and reaper) in the main process, with its own context and broker connection:

@@ -21,7 +21,7 @@ from api.store.reproduction import compare_reproduction
 from api.store.results import write_cases
 from api.store.standings_cache import recompute_standings
 from api.store.types import utcnow
-from api.store.views import ClaimedRun, RunDispatch, StuckRun
+from api.store.views import ClaimedRun, RunDispatch, RunHolder, StuckRun
 from judge.backends import Stage
 from judge.results import JudgeResult
 from judge.verdict import Verdict
@@ -96,15 +96,17 @@ def finish_run(
     worker_info: dict[str, str],
     now: datetime | None = None,
     update_standings: bool = True,
+    holder: RunHolder | None = None,
 ) -> bool:
     """Store the verdict, case results and versions, update the standings (commits).
 
     Returns False, changing nothing, when the run was finished already (a
-    redelivered task). An IE result ends the run as failed and is not charged.
+    redelivered task) or, with `holder`, when the run is no longer held under that
+    claim. An IE result ends the run as failed and is not charged.
     `update_standings=False` is for bulk loads that call `recompute_standings` once at the end.
     """
     run = _locked(session, run_id)
-    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+    if run.status in (RunStatus.DONE, RunStatus.FAILED) or not _held(run, holder):
         session.rollback()
         return False
     now = now or utcnow()
@@ -142,13 +144,17 @@ def finish_run(
     return True
 
 
-def fail_run(session: Session, *, run_id: int, reason: str, retry: bool, now: datetime | None = None) -> bool:
+def fail_run(
+    session: Session, *, run_id: int, reason: str, retry: bool, now: datetime | None = None,
+    holder: RunHolder | None = None,
+) -> bool:
     """An internal error: give the quota back; `retry` puts the run back to pending (commits).
 
-    Returns False when the run had finished already.
+    Returns False when the run had finished already or, with `holder`, is no longer held under
+    that claim (a stale worker must not put back a run that another worker is judging).
     """
     run = _locked(session, run_id)
-    if run.status in (RunStatus.DONE, RunStatus.FAILED):
+    if run.status in (RunStatus.DONE, RunStatus.FAILED) or not _held(run, holder):
         session.rollback()
         return False
     now = now or utcnow()
@@ -279,6 +285,35 @@ def requeue_lost_run(
     _sync_submission(session, run.submission)
     session.commit()
     return RunDispatch(run.id, run.queue)
+
+
+def release_runs_of_earlier_process(
+    session: Session, *, worker: str, started_before: datetime, now: datetime | None = None
+) -> list[RunDispatch]:
+    """Put back to pending the runs `worker` claimed before `started_before` (commits).
+
+    For a worker starting under a name an earlier process used (a restart with a fixed
+    `--name`): that process is gone, yet its runs look held by a worker that heartbeats
+    again, so the reaper would leave them to their deadline. Results the earlier process
+    might still send are refused by the holder check of `finish_run` and `fail_run`.
+    """
+    now = now or utcnow()
+    ids = list(session.scalars(
+        select(Run.id).where(Run.status == RunStatus.RUNNING, Run.claimed_by == worker, Run.started_at < started_before)
+    ))  # fmt: skip
+    released = []
+    for run_id in ids:
+        dispatch = requeue_lost_run(session, run_id=run_id, worker=worker, now=now)
+        if dispatch is not None:
+            released.append(dispatch)
+    return released
+
+
+def _held(run: Run, holder: RunHolder | None) -> bool:
+    """Whether the run is still running under `holder`'s claim (always, without a holder)."""
+    if holder is None:
+        return True
+    return run.status == RunStatus.RUNNING and run.claimed_by == holder.worker and run.attempt == holder.attempt
 
 
 def _locked(session: Session, run_id: int) -> Run:

@@ -243,6 +243,19 @@ class ClaimedRun:
 
 
 @dataclass(frozen=True)
+class RunHolder:
+    """One claim of a run: the worker and the attempt number `claim_run` gave it.
+
+    A worker that reports a result under a claim the run no longer has (the run was
+    re-queued and claimed again, by another worker or by its own name's next process)
+    is ignored: the run keeps the result of the claim it is running under.
+    """
+
+    worker: str
+    attempt: int
+
+
+@dataclass(frozen=True)
 class StuckRun:
     run_id: int
     queue: str

@@ -20,6 +20,7 @@ from api.store import (
     mark_queued,
     record_stage,
     register_worker,
+    release_runs_of_earlier_process,
     requeue_lost_run,
     requeue_run,
     row_counts,
@@ -30,7 +31,8 @@ from api.store import (
     team_quota,
     worker_heartbeat,
 )
-from api.store.views import NewSubmission, RunDispatch
+from api.store.models import Run
+from api.store.views import NewSubmission, RunDispatch, RunHolder
 from judge.backends import Backend, CaseSet, Stage
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest
@@ -260,3 +262,46 @@ def test_workers_register_and_beat(session: Session, clock: Clock) -> None:
 
 def test_settings_deadline_default_matches(settings: Settings) -> None:
     assert settings.run_deadline_s == 30 * 60
+
+
+def test_a_stale_claim_cannot_finish_or_fail_the_run(session: Session, contest: Contest, clock: Clock) -> None:
+    """w1 is cut off, its run goes to w2; w1's late result, or its IE retry, must not touch w2's run."""
+    created = _submit(session, contest, clock)
+    first = claim_run(session, run_id=created.run_id, worker="w1", now=clock.now, deadline_s=60)
+    assert first is not None
+    clock.advance(120)
+    assert requeue_run(session, run_id=created.run_id, now=clock.now) is not None
+    second = claim_run(session, run_id=created.run_id, worker="w2", now=clock.now)
+    assert second is not None and second.attempt == 2
+    stale, current = RunHolder("w1", first.attempt), RunHolder("w2", second.attempt)
+    assert not fail_run(session, run_id=created.run_id, reason="w1 broke", retry=True, now=clock.now, holder=stale)
+    assert not finish_run(session, run_id=created.run_id, result=result(verdict=Verdict.WA), worker_info={},
+                          now=clock.now, holder=stale)  # fmt: skip
+    run = submission_detail(session, submission_id=created.submission_id).runs[0]
+    assert run.status is RunStatus.RUNNING and run.verdict is None and run.attempt == 2
+    assert session.get_one(Run, created.run_id).claimed_by == "w2"
+    assert finish_run(session, run_id=created.run_id, result=result(benchmarks={"b1": 0.9}), worker_info={},
+                      now=clock.now, holder=current)  # fmt: skip
+    assert submission_detail(session, submission_id=created.submission_id).runs[0].verdict is Verdict.AC
+
+
+def test_a_restarted_worker_releases_what_its_earlier_process_held(
+    session: Session, contest: Contest, clock: Clock
+) -> None:
+    mine = _submit(session, contest, clock)
+    theirs = _submit(session, contest, clock, team="bravo")
+    held = claim_run(session, run_id=mine.run_id, worker="w1", now=clock.now)
+    assert held is not None and claim_run(session, run_id=theirs.run_id, worker="w2", now=clock.now) is not None
+    clock.advance(5)
+    released = release_runs_of_earlier_process(session, worker="w1", started_before=clock.now, now=clock.now)
+    assert released == [RunDispatch(mine.run_id, "judge.cpu")]
+    assert submission_detail(session, submission_id=mine.submission_id).runs[0].status is RunStatus.PENDING
+    assert submission_detail(session, submission_id=theirs.submission_id).runs[0].status is RunStatus.RUNNING
+    again = claim_run(session, run_id=mine.run_id, worker="w1", now=clock.now)  # the new process, same name
+    assert again is not None and again.attempt == 2
+    # The new process's own run is not released by a second start check, and the old claim is dead.
+    assert release_runs_of_earlier_process(session, worker="w1", started_before=clock.now, now=clock.now) == []
+    assert not finish_run(session, run_id=mine.run_id, result=result(), worker_info={}, now=clock.now,
+                          holder=RunHolder("w1", held.attempt))  # fmt: skip
+    assert finish_run(session, run_id=mine.run_id, result=result(), worker_info={}, now=clock.now,
+                      holder=RunHolder("w1", again.attempt))  # fmt: skip

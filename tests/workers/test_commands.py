@@ -54,3 +54,36 @@ def test_a_strict_worker_without_the_sandbox_refuses_to_start(env, monkeypatch) 
     with pytest.raises(WorkerConfigError, match="this host gives 'degraded'") as caught:
         run_worker(settings, queue="judge.cpu", name=None, concurrency=1, loglevel="info", reaper=False)
     assert "no user namespaces" in str(caught.value)
+
+
+def test_a_worker_restarted_under_its_name_releases_its_earlier_runs(env, monkeypatch) -> None:
+    from api.store import RunStatus, claim_run, create_submission, seed_demo, submission_detail, upgrade_database
+    from api.store.types import utcnow
+    from judge.backends import Backend
+
+    settings = WorkerSettings(broker_url="redis://127.0.0.1:1/0", sandbox_mode="off")
+    upgrade_database(settings)
+    db = Database(settings)
+    try:
+        with db.session() as session:
+            seed_demo(session, settings)
+            created = create_submission(session, team_id=1, problem="add_mul_relu", backend=Backend.CPU,
+                                        files=[("kernel.cpp", b"int x;")], queue="judge.cpu", now=utcnow())
+            assert claim_run(session, run_id=created.run_id, worker="judge.cpu@fixed") is not None
+
+        class Started(Exception):
+            pass
+
+        def no_celery(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise Started  # stop where the Celery worker would start
+
+        monkeypatch.setattr("workers.worker.describe_worker", lambda *a, **k: {"sandbox": "off"})
+        monkeypatch.setattr("workers.worker.make_celery", no_celery)
+        with pytest.raises(Started):
+            run_worker(settings, queue="judge.cpu", name="judge.cpu@fixed", concurrency=1, loglevel="info",
+                       reaper=False)
+        with db.session() as session:
+            run = submission_detail(session, submission_id=created.submission_id).runs[0]
+        assert run.status is RunStatus.PENDING  # a reaper hands it out again, not its deadline
+    finally:
+        db.dispose()

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from api.store import RunKind, RunStatus, RunView, claim_run, submission_detail
-from api.store.models import Submission
+from api.store.models import Run, Submission
 from judge.backends import CaseSet
 from judge.verdict import Verdict
 from workers import tasks
@@ -65,6 +65,27 @@ def test_a_run_held_by_a_live_worker_is_left_alone_unless_taken_over(ctx, submit
     assert judge_run(ctx, created.run_id, take_over=True).verdict is Verdict.AC
     run, _ = run_of(ctx, created.submission_id)
     assert run.attempt == 2 and run.status is RunStatus.DONE
+
+
+@pytest.mark.parametrize("late", [Verdict.WA, Verdict.IE])
+def test_a_worker_whose_run_was_taken_over_stores_nothing(ctx, submit, fake_judge, late) -> None:
+    """While this worker judges, the run is taken over (it was thought lost): its late verdict,
+    or its IE retry, must leave the new holder's run alone."""
+    judge = fake_judge(late)
+    created = submit()
+
+    def judged_while_taken_over(request, *, host, reporter):  # type: ignore[no-untyped-def]
+        with ctx.db.session() as session:
+            assert claim_run(session, run_id=created.run_id, worker="judge.cpu@other.9", take_over=True)
+        return judge(request, host=host, reporter=reporter)
+
+    tasks.judge_submission = judged_while_taken_over  # undone by fake_judge's monkeypatch
+    outcome = judge_run(ctx, created.run_id)
+    assert outcome.outcome is Outcome.SKIPPED  # no retry either: the run is the other worker's
+    run, charged = run_of(ctx, created.submission_id)
+    assert run.status is RunStatus.RUNNING and run.attempt == 2 and run.verdict is None and not run.cases
+    with ctx.db.session() as session:
+        assert session.get_one(Run, created.run_id).claimed_by == "judge.cpu@other.9"
 
 
 def test_an_internal_error_is_retried_and_never_charged(ctx, submit, fake_judge) -> None:
