@@ -172,6 +172,8 @@ def _check_includes(
             header = quoted.group(1).strip()
             if header in own or header in problem_headers:
                 continue
+            if any(re.fullmatch(pattern, header) for pattern in rules.generated_headers):
+                continue
             if problem_headers or "/" in header or _is_system_header(header):
                 findings.append(
                     PolicyFinding(

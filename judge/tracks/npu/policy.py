@@ -96,6 +96,10 @@ RULES = BackendRules(
     header_hints=NPU_HEADER_HINTS,
     allowed_imports=MATH_IMPORTS | LIBC_IMPORTS | CXX_RUNTIME_IMPORTS | frozenset({"getenv", "secure_getenv"}),
     allowed_import_patterns=(*_LAUNCH_PATTERNS, *CXX_RUNTIME_PATTERNS),
+    # ascendc_library writes aclrtlaunch_<kernel>.h for each kernel of the *_kernel.cpp files:
+    # host code launches through ACLRT_LAUNCH_KERNEL(<kernel>)(blocks, args->stream, ...). A name
+    # that is no kernel of the submission finds no header: a compile error.
+    generated_headers=(r"aclrtlaunch_\w+\.h",),
     allowed_imports_in_words=(
         "math, memory and C++ runtime functions, and the ACL/CANN runtime's memory, copy and "
         "kernel launch functions on args->stream"

@@ -112,3 +112,16 @@ def test_the_corpus_has_the_npu_fixtures() -> None:
     assert {"exploit_vendor_op_kernel", "exploit_own_stream_kernel", "exploit_cycle_counter_kernel",
             "exploit_read_file_kernel", "ce_syntax_error_kernel", "re_nonzero_return_kernel",
             "wrong_zero_grads_kernel"} <= stems
+
+
+def test_host_code_may_launch_through_the_generated_aclrtlaunch_header() -> None:
+    host = ('#include "sparse_flash_attention_grad.h"\n#include "aclrtlaunch_sfag_main.h"\n'
+            'extern "C" int kernel_run(const kernel_args *args) {\n'
+            '    return (int)ACLRT_LAUNCH_KERNEL(sfag_main)(40, args->stream, args->q, args->dq);\n}\n')
+    assert _check("sfag_host.cpp", host) == []
+    # Only that header family, only by its plain name; other tracks build no such header.
+    for bad in ('#include "aclrtlaunch_x.hpp"\n', '#include "../aclrtlaunch_x.h"\n', '#include "aclrtlaunch.h"\n'):
+        assert [f.rule for f in _check("sfag_host.cpp", bad)] == ["banned-include"], bad
+    cpu = check_sources(Backend.CPU, [SourceFile(name="k.cpp", content=b'#include "aclrtlaunch_x.h"\n')], Limits(),
+                        problem_headers=PROBLEM_HEADER)
+    assert [f.rule for f in cpu] == ["banned-include"]
