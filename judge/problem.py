@@ -77,7 +77,8 @@ class Problem:
 
 
 class ProblemModule(Protocol):
-    """What a problem package's problem.py provides. Tensors are torch CPU tensors."""
+    """What a problem package's problem.py provides. Tensors are torch tensors on the CPU, or on the
+    device a track generates its inputs on (`Track.generation_device`)."""
 
     def make_inputs(self, case: Case, seed: int, device: str = "cpu") -> dict[str, Any]:
         """Every input tensor (None for absent optional ones) and attribute for the ABI.

@@ -153,7 +153,9 @@ class Child:
             time.sleep(recheck_ms / 1000)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
             new_threads += len(appeared - _thread_ids())
-        after = {k: fingerprint(runtime.to_host(t)) for k, t in device_inputs.items()}
+        # Fingerprinted where `before` was: the CPU form (blake2b) and the device form (integer
+        # reductions) of the same bytes differ, and a device needs no copy to the host.
+        after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
         self.pending = outputs if lib == "submission" else {}

@@ -214,3 +214,23 @@ def test_describe_and_peak(runtime: CudaRuntime) -> None:
     assert {"device", "driver", "cuda_runtime", "flush_mib", "event_overhead_ns"} <= info.keys()
     if "H200" in runtime.device_name or "H100" in runtime.device_name:
         assert runtime.peak_flops("bfloat16") > 7e14 and runtime.peak_flops("float32") > 4e14
+
+
+@pytest.mark.cuda
+def test_device_fingerprints_compare_like_with_like(runtime: CudaRuntime) -> None:
+    """The device form (integer reductions) is stable and sees a one-bit change, but is not the CPU
+    form (blake2b) of the same bytes: the child must fingerprint before and after on one device."""
+    from judge.fingerprint import fingerprint
+    from judge.problem import load_problem, make_inputs
+
+    made = torch.randn(1 << 20, device="cuda").to(torch.bfloat16)
+    copy = runtime.to_device(made)
+    assert fingerprint(copy) == fingerprint(made) != fingerprint(made.cpu())
+    copy.view(torch.int16)[12345] ^= 1
+    assert fingerprint(copy) != fingerprint(made)
+    # Inputs made twice on the GPU with one seed are the same bytes (the worker regenerates them).
+    problem = load_problem("sparse_flash_attention_grad")
+    case = next(c for c in problem.cases_for(Backend.CUDA) if c.name.startswith("t03"))
+    first, second = (make_inputs(problem.module, case, 2103, "cuda") for _ in range(2))
+    assert {k: fingerprint(v) for k, v in first.items() if isinstance(v, torch.Tensor)} == \
+        {k: fingerprint(v) for k, v in second.items() if isinstance(v, torch.Tensor)}
