@@ -26,8 +26,9 @@ import signal
 # Calls that reach the network, other processes, kernel state or namespaces.
 # A kernel (and a compiler) needs none of them; each is killed on sight.
 DENIED_SYSCALLS: tuple[str, ...] = (
-    # network (socketpair stays: it reaches nothing outside the process tree)
-    "socket", "connect", "bind", "listen", "accept", "accept4",
+    # network (socketpair stays: it reaches nothing outside the process tree; `socket` is
+    # handled apart, see _add_denylist)
+    "connect", "bind", "listen", "accept", "accept4",
     # other processes' memory and file descriptors
     "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
     # namespaces, mounts, the file system tree
@@ -59,6 +60,7 @@ _CLONE_NEW_FLAGS = (
     0x00000080,  # CLONE_NEWTIME
 )
 _CLONE_THREAD = 0x00010000
+AF_UNIX = 1
 
 # The runner lockdown kills these outright: nothing may start a program or a process.
 _LOCKDOWN_KILLED = ("execve", "execveat", "fork", "vfork")
@@ -92,6 +94,11 @@ def _add_denylist(flt) -> None:  # type: ignore[no-untyped-def]
         except (OSError, ValueError):
             # A call this kernel or libseccomp does not know cannot be made either.
             continue
+    # socket(): any network family kills. A local (AF_UNIX) one fails with EACCES instead: the
+    # CUDA driver tries to reach the MPS control daemon that way when it starts, and carries on
+    # without it when refused. Refused, it reaches nothing either.
+    flt.add_rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.EQ, AF_UNIX))
+    flt.add_rule(sc.KILL_PROCESS, "socket", sc.Arg(0, sc.NE, AF_UNIX))
     for flag in _CLONE_NEW_FLAGS:
         flt.add_rule(sc.KILL_PROCESS, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     # clone3 passes its flags in memory, which a filter cannot read: refuse it

@@ -117,6 +117,19 @@ def test_a_socket_is_a_violation(strict: Sandbox, workdir: Path) -> None:
 
 
 @pytest.mark.sandbox
+@pytest.mark.parametrize("mode", ["strict", "degraded"])
+def test_a_local_socket_is_refused_not_fatal(mode: str, request: pytest.FixtureRequest, workdir: Path) -> None:
+    """The CUDA driver asks for the MPS daemon's AF_UNIX socket as it starts: refused, it carries on."""
+    sandbox = request.getfixturevalue(mode)
+    code = ("import errno, socket\ntry:\n    socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+            "except PermissionError as exc:\n    print('refused', exc.errno == errno.EACCES, flush=True)\n"
+            "socket.socket(socket.AF_INET6)\nprint('not reached')")
+    result = py(sandbox, code, workdir)
+    assert b"refused True" in result.stdout, result.stderr
+    assert result.returncode == -signal.SIGSYS and b"not reached" not in result.stdout  # network: killed
+
+
+@pytest.mark.sandbox
 def test_writes_land_only_in_the_work_folder(strict: Sandbox, workdir: Path, tmp_path: Path) -> None:
     marker = tmp_path / f"escaped-{uuid.uuid4().hex}"
     code = (
