@@ -137,12 +137,15 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
     except RunnerFailed as exc:
-        if exc.kind == "load":
+        if exc.kind == "kernel":  # the device faulted in the call: RE on that case, like a crash
+            _record_failure(case_results, current or cases[0], Verdict.RE, str(exc))
+        elif exc.kind == "load":
             verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
             result.verdict, result.message = verdict, str(exc)
+            return
         else:
             _internal(result, f"the runner failed: {exc}")
-        return
+            return
     result.stage_times_s["oracle"] = checker.oracle_seconds
     reporter.stage(Stage.SCORING)
     _conclude(result)
@@ -200,6 +203,10 @@ def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Cas
     """The case during which the child died gets the verdict (its timing, or a new row if unchecked)."""
     verdict, reason = classify_death(exc)
     result.kernel_output = exc.stderr[-4096:]
+    _record_failure(case_results, case, verdict, reason)
+
+
+def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict, reason: str) -> None:
     row = next((r for r in case_results if r.name == case.name), None)
     if row is None:
         row = CaseResult(name=case.name, case_set=case.case_set, passed=False)

@@ -42,6 +42,10 @@ class LibraryLoadError(Exception):
     """The submission's library cannot be loaded or lacks kernel_run: the submission's fault."""
 
 
+class KernelFault(Exception):
+    """A call left the device in error (illegal address, trap, assert): the submission's fault."""
+
+
 class Kernel:
     """One loaded library: kernel_run and the optional kernel_workspace_bytes."""
 
@@ -134,7 +138,14 @@ class Child:
             if invoke is None:
                 return
         runtime.flush_caches()
-        rc, elapsed_ns = runtime.time_call(invoke)
+        try:
+            rc, elapsed_ns = runtime.time_call(invoke)
+            runtime.synchronize()  # an error the call left behind surfaces here, not at a later call
+        except Exception as exc:
+            reason = runtime.fault_reason(exc)
+            if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
+                raise
+            raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
         if vendor is not None:
             outputs = vendor.outputs()
         threads = _thread_ids()
@@ -227,6 +238,9 @@ def main() -> None:
                 break
     except LibraryLoadError as exc:  # the worker turns this into CE or RE
         _report_error(child, hello, options.result_fd, "load", str(exc))
+        sys.exit(3)
+    except KernelFault as exc:  # RE on the case being run; the device context is lost, so end
+        _report_error(child, hello, options.result_fd, "kernel", str(exc))
         sys.exit(3)
     except Exception:  # the worker turns this into IE with the traceback
         detail = traceback.format_exc(limit=8)

@@ -53,3 +53,11 @@ class DeviceRuntime(ABC):
     def describe(self) -> dict[str, str]:
         """Device name and driver versions for the run's record."""
         return {"device": self.name}
+
+    def fault_reason(self, error: BaseException) -> str | None:
+        """What a device error raised around a kernel call says, when the kernel caused it (an
+        illegal address, a trap, a failed assert: RE); None for the judge's own errors (IE).
+
+        A CPU kernel that faults kills the process instead, which the worker sees directly.
+        """
+        return None

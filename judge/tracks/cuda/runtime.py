@@ -188,6 +188,10 @@ class CudaRuntime(DeviceRuntime):
         rc, elapsed = self._elapsed_ns(call)
         return rc, max(0, round(elapsed - self.overhead_ns))
 
+    def fault_reason(self, error: BaseException) -> str | None:
+        """A CUDA error surfacing at the synchronisation after a call: the kernel's fault (RE)."""
+        return cuda_fault_reason(error)
+
     # -- description ------------------------------------------------------------------------
 
     def peak_flops(self, dtype: str | None = None) -> float:
@@ -207,6 +211,22 @@ class CudaRuntime(DeviceRuntime):
             "event_overhead_ns": f"{self.overhead_ns:.0f}",
             "peak_tensor16_tflops": f"{self.peak.tensor16_flops / 1e12:.1f}" if self.peak else "unknown",
         }
+
+
+def cuda_fault_reason(error: BaseException) -> str | None:
+    """The first line of a CUDA error torch raised, e.g. "CUDA error: an illegal memory access was
+    encountered"; None for any other error.
+
+    torch raises AcceleratorError (a RuntimeError) for CUDA errors, older releases a plain
+    RuntimeError naming CUDA. After such an error the context is unusable: the child ends.
+    """
+    accelerator_error = getattr(torch, "AcceleratorError", None)
+    text = str(error).strip()
+    if (accelerator_error is not None and isinstance(error, accelerator_error)) or (
+        isinstance(error, RuntimeError) and text.startswith("CUDA error")
+    ):
+        return text.splitlines()[0][:300] if text else type(error).__name__
+    return None
 
 
 def driver_version() -> str:

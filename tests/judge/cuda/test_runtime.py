@@ -21,6 +21,7 @@ from judge.tracks.cuda.runtime import (
     OFFSET_GRANULE_BYTES,
     CudaRuntime,
     CudaRuntimeOptions,
+    cuda_fault_reason,
     flush_size_bytes,
     pick_offset,
 )
@@ -234,3 +235,12 @@ def test_device_fingerprints_compare_like_with_like(runtime: CudaRuntime) -> Non
     first, second = (make_inputs(problem.module, case, 2103, "cuda") for _ in range(2))
     assert {k: fingerprint(v) for k, v in first.items() if isinstance(v, torch.Tensor)} == \
         {k: fingerprint(v) for k, v in second.items() if isinstance(v, torch.Tensor)}
+
+
+def test_cuda_errors_are_the_kernels_fault_and_others_are_not() -> None:
+    illegal = torch.AcceleratorError("CUDA error: an illegal memory access was encountered\n"
+                                     "CUDA kernel errors might be asynchronously reported")
+    assert cuda_fault_reason(illegal) == "CUDA error: an illegal memory access was encountered"
+    assert cuda_fault_reason(RuntimeError("CUDA error: device-side assert triggered")) is not None
+    assert cuda_fault_reason(RuntimeError("shape '[3]' is invalid for input of size 4")) is None
+    assert cuda_fault_reason(ValueError("CUDA error: not from torch")) is None
