@@ -81,11 +81,11 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                             oracle_device=track.oracle_device)
     run_dir = workdir / "run"
     run_dir.mkdir()
-    threads = str(limits.threads or len(os.sched_getaffinity(0)))
-    env = {"OMP_NUM_THREADS": threads, "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+    threads = limits.threads or len(os.sched_getaffinity(0))
+    env = {"OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
            "HOME": str(run_dir), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
     box_limits = SandboxLimits(
-        cpu_time_s=limits.run_time_limit_s, max_processes=limits.max_processes,
+        cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, threads), max_processes=limits.max_processes,
         address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
         max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
         devices=tuple(track.device_nodes(host)),
@@ -116,6 +116,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                     result.host[key] = str(runtime_options[key])
             for case in cases:
                 current = case
+                _within_run_time(started, limits.run_time_limit_s)
                 case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
                                                 limits.workspace_limit_bytes))
                 reporter.note(f"checked {case.name}")
@@ -126,11 +127,14 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 for case_result, case in zip(case_results, cases, strict=True):
                     if case.case_set.timed:
                         current = case
+                        _within_run_time(started, limits.run_time_limit_s)
                         _time_case(session, case, case_result, checker, host, runtime_options)
                         reporter.note(f"timed {case.name}")
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
             result.kernel_output = session.output_text()
+    except RunOutOfTime as exc:
+        _record_failure(case_results, current or cases[0], Verdict.TLE, str(exc))
     except RunnerDied as exc:
         _record_death(result, case_results, current or cases[0], exc)
     except ProtocolViolation as exc:
@@ -197,6 +201,31 @@ def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, chec
         case_result.passed, case_result.verdict = False, Verdict.SV
         case_result.message = (f"case {case.name}: {timing.submission.median_ns:.0f} ns is faster than the "
                                "hardware allows for this much work")
+
+
+class RunOutOfTime(Exception):
+    """The run as a whole passed its time limit (judging.md: TLE for the run)."""
+
+
+def _within_run_time(started: float, limit_s: float) -> None:
+    """Raise RunOutOfTime once the cases have run for longer than the run's limit (wall clock).
+
+    Checked before each case: one case is bounded by its call limit and timing budget.
+    """
+    spent = time.monotonic() - started
+    if spent > limit_s:
+        raise RunOutOfTime(f"the run as a whole took {spent:.0f} s, over its limit of {limit_s:.0f} s; "
+                           "this case and the ones after it were not run")
+
+
+def runner_cpu_seconds(run_time_limit_s: float, threads: int) -> float:
+    """RLIMIT_CPU of the runner child: the run's limit for each thread it may keep busy.
+
+    The kernel's OpenMP pool (and a device's spinning synchronisation) all count towards one
+    RLIMIT_CPU; a limit of the run's seconds alone would stop a 64-thread kernel after 10 s.
+    The wall-clock limit of the run is `_within_run_time`'s; this one only stops runaway CPU use.
+    """
+    return run_time_limit_s * max(1, threads)
 
 
 def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Case, exc: RunnerDied) -> None:

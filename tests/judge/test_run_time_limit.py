@@ -1,0 +1,56 @@
+"""The run as a whole has a wall-clock limit; the runner's CPU limit scales with its threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from judge.backends import Backend, CaseSet
+from judge.engine import JudgeRequest, judge_submission
+from judge.host import HostConfig
+from judge.limits import CPU_LIMITS
+from judge.pipeline import runner_cpu_seconds
+from judge.problem import load_problem
+from judge.toolchains.base import SourceFile
+from judge.verdict import Verdict
+
+# Right on float32, but each call spins for about 2 s on one thread: a slow kernel, not a hung one.
+# Two calls pass the 3 s limit, so the run stops before the first non-float32 case (t03).
+SLOW_KERNEL = b"""
+#include <cmath>
+#include <cstdint>
+#include "add_mul_relu.h"
+extern "C" int kernel_run(const kernel_args *a) {
+    volatile uint64_t spin = 0;
+    for (uint64_t i = 0; i < 2000000000ull; ++i) spin = spin + 1;
+    if (a->dtype != KERNEL_F32) return 1;
+    const float *x = static_cast<const float *>(a->x);
+    float *y = static_cast<float *>(a->y);
+    for (int64_t i = 0; i < a->n; ++i) y[i] = std::fmax((x[i] + 1.0f) * 2.0f, 0.0f);
+    return 0;
+}
+"""
+
+
+def test_cpu_limit_counts_every_thread() -> None:
+    assert runner_cpu_seconds(600.0, 64) == 600.0 * 64  # a 64-thread kernel keeps 64 CPUs busy
+    assert runner_cpu_seconds(600.0, 0) == 600.0
+
+
+@pytest.mark.slow
+def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path) -> None:
+    limits = dataclasses.replace(CPU_LIMITS, run_time_limit_s=3.0, call_time_limit_s=10.0)
+    problem = load_problem("add_mul_relu")
+    request = JudgeRequest(problem=problem, backend=Backend.CPU, sources=[SourceFile("slow.cpp", SLOW_KERNEL)],
+                           case_sets=(CaseSet.TESTS,), secret=b"test")
+    host = HostConfig(work_root=tmp_path, limits=limits, cache_dir=tmp_path / "cache",
+                      sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
+    result = judge_submission(request, host=host)
+    assert result.verdict is Verdict.TLE, result.message
+    assert "the run as a whole took" in result.message and "limit of 3 s" in result.message
+    judged = problem.cases_for(Backend.CPU, [CaseSet.TESTS])
+    assert len(result.cases) < len(judged)  # the cases after the limit were not run
+    assert result.cases[-1].verdict is Verdict.TLE
