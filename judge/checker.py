@@ -80,6 +80,9 @@ class OracleChecker:
         missing = [name for name in oracle if name not in outputs]
         if missing:
             return CallCheck(Verdict.IE, f"case {case.name}: the runner sent no {', '.join(missing)}")
+        # The pass rule runs where the oracle does: on a GPU host a benchmark case's outputs hold
+        # ~10^8 elements, which the worker's CPU compares in tens of seconds, the GPU in a blink.
+        outputs, oracle, reference = (_to(self.oracle_device, t) for t in (outputs, oracle, reference))
         checks = self.module.check(case, outputs, oracle, reference)
         failed = [name for name, c in checks.items() if not c.passed]
         if failed:
@@ -90,8 +93,8 @@ class OracleChecker:
     def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
         def compute() -> tuple[Any, Any]:
             moved = {k: v.to(self.oracle_device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-            oracle, reference = self.module.oracle(case, moved), self.module.reference(case, moved)
-            return _to_cpu(oracle), _to_cpu(reference)
+            # Left where they were computed: the check runs there too, and the cache stores CPU copies.
+            return self.module.oracle(case, moved), self.module.reference(case, moved)
 
         if not cacheable or self.cache is None:
             return compute()
@@ -100,8 +103,9 @@ class OracleChecker:
         return self.cache.get_or_compute(key, compute)
 
 
-def _to_cpu(tensors: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if tensors is None else {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in tensors.items()}
+def _to(device: str, tensors: dict[str, Any] | None) -> Any:
+    return None if tensors is None else {k: v.to(device) if isinstance(v, torch.Tensor) else v
+                                         for k, v in tensors.items()}
 
 
 def worst_checks(current: dict[str, OutputCheck], new: dict[str, OutputCheck]) -> dict[str, OutputCheck]:
