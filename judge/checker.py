@@ -72,8 +72,11 @@ class OracleChecker:
         inputs = self.inputs(case, seed)
         mine = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         if mine != outcome.digest_before:
-            return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs differ from the judge's "
-                             "regeneration (non-deterministic generator or a tampered runner)")
+            differ = sorted(k for k in mine.keys() | outcome.digest_before.keys()
+                            if mine.get(k) != outcome.digest_before.get(k))
+            return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs {', '.join(differ)} differ from "
+                             "the judge's regeneration (non-deterministic generator, different numeric "
+                             "settings in the two processes, or a tampered runner)")
         started = time.monotonic()
         oracle, reference = self._truth(case, seed, inputs, cacheable)
         self.oracle_seconds += time.monotonic() - started

@@ -28,12 +28,21 @@ from judge.tracks.cuda.toolchain import DEFAULT_CUDA_ARCH, CudaToolchain
 CUDA_LIMITS = DEVICE_LIMITS
 
 
-CUDA_VIEW_VARIABLES = {"CUDA_VISIBLE_DEVICES": "cuda_visible_devices", "CUDA_DEVICE_ORDER": "cuda_device_order"}
+# The worker's variables its runner child must share: which GPUs it sees, and the settings that
+# change cuBLAS's results. The child and the worker both make every input (the forward pass is a
+# matmul): with different settings their bytes differ and every call ends as IE.
+CUDA_VIEW_VARIABLES = {
+    "CUDA_VISIBLE_DEVICES": "cuda_visible_devices",
+    "CUDA_DEVICE_ORDER": "cuda_device_order",
+    "CUBLAS_WORKSPACE_CONFIG": "cublas_workspace_config",
+    "NVIDIA_TF32_OVERRIDE": "nvidia_tf32_override",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "torch_allow_tf32_cublas_override",
+}
 
 
 def cuda_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
-    """The `HostConfig.extra` entries that describe which GPUs this process sees (for the edges:
-    the CLI and the workers pass their os.environ)."""
+    """The `HostConfig.extra` entries that describe this process's GPU view and numeric settings
+    (for the edges: the CLI and the workers pass their os.environ)."""
     return {key: environ[name] for name, key in CUDA_VIEW_VARIABLES.items() if name in environ}
 
 
@@ -50,7 +59,8 @@ def _smi_id(host: HostConfig) -> str:
 def runner_env(host: HostConfig) -> dict[str, str]:
     """The runner child's CUDA environment (its environment starts empty).
 
-    The worker's own GPU view, so the child and the worker's checker use the same GPU.
+    The worker's own GPU view and numeric settings, so the child and the worker's checker use
+    the same GPU and make the same inputs.
     LD_LIBRARY_PATH names the driver's folder, for the libraries libcuda itself loads by name
     (the JIT compiler, NVML) where they are not in the loader's cache.
     """

@@ -244,3 +244,10 @@ def test_cuda_errors_are_the_kernels_fault_and_others_are_not() -> None:
     assert cuda_fault_reason(RuntimeError("CUDA error: device-side assert triggered")) is not None
     assert cuda_fault_reason(RuntimeError("shape '[3]' is invalid for input of size 4")) is None
     assert cuda_fault_reason(ValueError("CUDA error: not from torch")) is None
+
+
+def test_child_shares_the_workers_cublas_settings() -> None:
+    worker = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8", "NVIDIA_TF32_OVERRIDE": "0", "HOME": "/root"}
+    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=cuda_host_extra(worker)))
+    assert env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8" and env["NVIDIA_TF32_OVERRIDE"] == "0"
+    assert "HOME" not in env
