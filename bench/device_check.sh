@@ -8,13 +8,14 @@
 #   1. the machine: nvidia-smi, python, torch, nvcc; the carried sandbox packages         [30]
 #   2. the runtime tests that need a GPU (tests/judge/cuda/test_runtime.py)          [120]
 #   3. opjudge judge: the CUDA baseline on the `tests` cases           -> AC         [180]
-#   4. opjudge judge: wrong_cut_short_block.cu on the `tests` cases    -> WA         [120]
-#   5. opjudge judge: a result-caching kernel (add_mul_relu, all cases) -> WA or SV  [100]
-#   6. bench/cuda_device_bench.py: the baseline on the benchmark cases, 5 separate runs:
-#      per case median, CV over the 5 runs, TFLOP/s against the H200's peak, oracle on the GPU [270]
-#   7. opjudge judge under the `strict` sandbox (bubblewrap, seccomp, Landlock): the baseline on
+#   4. opjudge judge under the `strict` sandbox (bubblewrap, seccomp, Landlock): the baseline on
 #      the `tests` cases -> AC with isolation strict; shows the GPU nodes bound in and libcuda
 #      working under the seccomp filter (needs .devcarry, see below)                 [120]
+#   5. opjudge judge: wrong_cut_short_block.cu on the `tests` cases    -> WA         [120]
+#   6. opjudge judge: a result-caching kernel (add_mul_relu, all cases) -> WA or SV  [100],
+#      then a kernel writing to an illegal address (add_mul_relu, tests)  -> RE         [60]
+#   7. bench/cuda_device_bench.py: the baseline on the benchmark cases, 5 separate runs:
+#      per case median, CV over the 5 runs, TFLOP/s against the H200's peak, oracle on the GPU [270]
 #   8. when time is left (or DEVICE_CHECK_FULL=1): the sparse FA result-caching kernel
 #      on the benchmark cases -> WA or SV                                            [150]
 # No step runs past DEVICE_CHECK_DEADLINE_S (465 s): the whole check stays under 8 minutes.
@@ -22,7 +23,7 @@
 # each judging and the benchmark beside it.
 #
 # The machine has no network: the script uses the image's python3 (with torch) and the repository
-# on PYTHONPATH. Steps 1-6 and 8 run with the sandbox `off`; step 7 needs bubblewrap, libseccomp
+# on PYTHONPATH. Steps other than 4 run with the sandbox `off`; step 4 needs bubblewrap, libseccomp
 # and pyseccomp, which the image lacks: run `bash bench/device_carry.sh` here first and name
 # `.devcarry` in the device tool's `carry`; the script installs them on that (disposable) machine.
 # A device call, from the repository root:
@@ -121,7 +122,7 @@ install_carried() {
   local carry="$REPO/.devcarry" root=/tmp/opjudge-carried
   [ -d "$carry" ] || { echo "no .devcarry here: run bench/device_carry.sh and carry it"; return 1; }
   mkdir -p "$root"
-  if ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
+  if ! ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null; then  # no -q: no SIGPIPE
     dpkg -x "$carry"/libseccomp2_*.deb "$root" && cp -a "$root"/usr/lib/x86_64-linux-gnu/libseccomp.so.2* /usr/local/lib/ \
       && ldconfig || return 1
   fi
@@ -133,22 +134,24 @@ install_carried() {
   echo "bwrap $(command -v bwrap): $(bwrap --version)"
   "$PY" -c "import pyseccomp; print('pyseccomp', pyseccomp.__file__)"
 }
-install_carried || { echo "!! carried: the sandbox packages are not installed; step 7 will say why"; FAILED+=(carried); }
+install_carried || { echo "!! carried: the sandbox packages are not installed; step 4 will say why"; FAILED+=(carried); }
 
 section "2. runtime tests on the GPU"
 run_step runtime-tests 120 "$PY" -m pytest -q -p no:cacheprovider tests/judge/cuda/test_runtime.py -rs
 
 judge baseline_tests AC 180 "$SFAG" tests "reference_kernels/$SFAG/cuda/baseline.cu"
-judge wrong_tests WA 120 "$SFAG" tests "tests/submissions/$SFAG/cuda/wrong_cut_short_block.cu"
-judge exploit_amr "WA|SV" 100 add_mul_relu all "tests/submissions/add_mul_relu/cuda/exploit_pointer_cache.cu"
 
-section "6. baseline timing: 5 runs of bench/cuda_device_bench.py"
-run_step bench 270 "$PY" bench/cuda_device_bench.py --runs 5 --warmup 2 --min-calls 5 --budget-s 2 \
-  --out "$OUT_DIR/bench.json"
-
-section "7. the strict sandbox with the GPU inside"
+section "4. the strict sandbox with the GPU inside"
 run_step doctor 60 env OPJUDGE_SANDBOX=strict "$PY" -m judge doctor
 judge baseline_strict AC 120 "$SFAG" tests "reference_kernels/$SFAG/cuda/baseline.cu" strict
+
+judge wrong_tests WA 120 "$SFAG" tests "tests/submissions/$SFAG/cuda/wrong_cut_short_block.cu"
+judge exploit_amr "WA|SV" 100 add_mul_relu all "tests/submissions/add_mul_relu/cuda/exploit_pointer_cache.cu"
+judge fault_amr RE 60 add_mul_relu tests "tests/submissions/add_mul_relu/cuda/re_illegal_address.cu"
+
+section "7. baseline timing: 5 runs of bench/cuda_device_bench.py"
+run_step bench 270 "$PY" bench/cuda_device_bench.py --runs 5 --warmup 2 --min-calls 5 --budget-s 2 \
+  --out "$OUT_DIR/bench.json"
 
 if [ "${DEVICE_CHECK_FULL:-0}" = 1 ] || [ "$(elapsed)" -lt $((DEADLINE_S - 150)) ]; then
   judge exploit_sfag "WA|SV" 150 "$SFAG" benchmarks "tests/submissions/$SFAG/cuda/exploit_pointer_cache.cu"
