@@ -112,6 +112,15 @@ class CudaRuntime(DeviceRuntime):
         self._generator = torch.Generator(device=self.device)
         self._generator.manual_seed(secrets.randbits(63))
         self.overhead_ns = self._measure_overhead_ns()
+        self._exercise()
+
+    def _exercise(self) -> None:
+        """Use every path of the runtime once: a thread the driver or torch starts lazily then
+        exists before the child records its threads, and is not taken for the kernel's."""
+        self.to_host(self.garbage(4096))
+        self.to_host(self.to_device(torch.zeros(64, dtype=torch.bfloat16)))
+        self.flush_caches()
+        self.synchronize()
 
     # -- memory ---------------------------------------------------------------------------
 
