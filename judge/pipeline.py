@@ -21,7 +21,7 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession
+from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession, RunnerStartFailed
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX, LAUNCHER_FAILED_EXIT
 from judge.scoring import case_score_vs_baseline, online_score
@@ -133,6 +133,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
             result.kernel_output = session.output_text()
+    except RunnerStartFailed as exc:
+        _internal(result, str(exc))
+        return
     except RunOutOfTime as exc:
         _record_failure(case_results, current or cases[0], Verdict.TLE, str(exc))
     except RunnerDied as exc:

@@ -92,7 +92,9 @@ class Child:
             from judge.sandbox.lockdown import restrict_runner
 
             restrict_runner()
-        # Libraries load last: from here on, submission code may run.
+        # Libraries load last: from here on, submission code may run. The worker is told first,
+        # so that a death before this point is the judge's (runtime, driver, sandbox), not the team's.
+        self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in hello["libraries"].items()}
         self.known_threads = _thread_ids()
 

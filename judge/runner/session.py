@@ -41,6 +41,11 @@ class RunnerDied(JudgeError):
         self.stderr = stderr
 
 
+class RunnerStartFailed(JudgeError):
+    """The child ended before any submission code ran (its runtime, the driver or the sandbox
+    failed): the judge's failure, never the team's."""
+
+
 class RunnerFailed(JudgeError):
     """The child reported why it gave up: `kind` "load" (the submission's library) or "internal" (IE)."""
 
@@ -163,7 +168,13 @@ class RunnerSession:
         self._drains = [_Drain(self._proc.stdout, self._stdout_limit), _Drain(self._proc.stderr, self._stdout_limit)]
         for drain in self._drains:
             drain.start()
-        self._send(self._hello)
+        try:
+            self._send(self._hello)
+            self._expect("loading", self._startup_timeout_s)
+        except RunnerDied as exc:
+            tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
+            raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
+                                    + (f": {tail}" if tail else "")) from exc
         ready = self._expect("ready", self._startup_timeout_s)
         self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
         return self

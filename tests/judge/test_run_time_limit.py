@@ -54,3 +54,19 @@ def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path) -> None:
     judged = problem.cases_for(Backend.CPU, [CaseSet.TESTS])
     assert len(result.cases) < len(judged)  # the cases after the limit were not run
     assert result.cases[-1].verdict is Verdict.TLE
+
+
+@pytest.mark.slow
+def test_a_runner_that_dies_before_any_submission_code_is_ie(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A driver, runtime or sandbox failure at start is the judge's: IE, never RE on the team's first case."""
+    monkeypatch.setattr("judge.runner.session.interpreter", lambda: "/bin/false")  # dies at once, status 1
+    problem = load_problem("add_mul_relu")
+    source = (Path(__file__).resolve().parents[2] / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.cpp")
+    request = JudgeRequest(problem=problem, backend=Backend.CPU,
+                           sources=[SourceFile("baseline.cpp", source.read_bytes())],
+                           case_sets=(CaseSet.TESTS,), secret=b"test")
+    host = HostConfig(work_root=tmp_path, limits=CPU_LIMITS, cache_dir=tmp_path / "cache", sandbox_mode="off")
+    result = judge_submission(request, host=host)
+    assert result.verdict is Verdict.IE, result.message
+    assert "the runner did not start" in result.message and "exit status 1" in result.message
+    assert not any(c.verdict is Verdict.RE for c in result.cases)
