@@ -172,6 +172,9 @@ class NpuRuntime(DeviceRuntime):
         self.api.synchronize()
         start, end = self.api.timing_event(), self.api.timing_event()
         start.record()
+        # torch_npu may queue the event record on its own task thread while kernel_run launches
+        # straight onto the stream: without this wait the kernel could start before the clock.
+        self.api.synchronize()
         rc = call()
         end.record()
         end.synchronize()
@@ -182,5 +185,28 @@ class NpuRuntime(DeviceRuntime):
     def peak_flops(self) -> float:
         return self.options.peak_flops
 
+    def fault_reason(self, error: BaseException) -> str | None:
+        """An AI Core / vector core exception surfacing at the synchronisation after a call (RE)."""
+        return npu_fault_reason(error)
+
     def describe(self) -> dict[str, str]:
         return {**self.api.describe(), "soc": self.options.soc, "cann": self.options.cann_version}
+
+
+# ACL error codes of a kernel that faulted on the device (CANN's aclError list): task
+# timeout, AI Core timeout, AI Core and vector core execution exceptions.
+KERNEL_FAULT_CODES = ("507011", "507014", "507015", "507035")
+
+
+def npu_fault_reason(error: BaseException) -> str | None:
+    """torch_npu's RuntimeError for a kernel's device exception, e.g. "NPU function error:
+    AclrtSynchronizeDeviceWithTimeout, error code is 507015 ... The aicore execution is
+    abnormal"; None for any other error."""
+    text = str(error)
+    faulted = "execution is abnormal" in text or any(f"error code is {code}" in text for code in KERNEL_FAULT_CODES)
+    if not isinstance(error, RuntimeError) or not faulted:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reason = next((line for line in lines if "execution is abnormal" in line), lines[0] if lines else "")
+    code = next((c for c in KERNEL_FAULT_CODES if f"error code is {c}" in text), None)
+    return (reason + (f" (ACL error {code})" if code and code not in reason else ""))[:300]

@@ -17,7 +17,13 @@ from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks.npu import TRACK, device_nodes, readonly_paths, runner_env, runtime_options
-from judge.tracks.npu.runtime import ALIGN_BYTES, MIN_FLUSH_BYTES, NpuRuntime, NpuRuntimeOptions
+from judge.tracks.npu.runtime import (
+    ALIGN_BYTES,
+    MIN_FLUSH_BYTES,
+    NpuRuntime,
+    NpuRuntimeOptions,
+    npu_fault_reason,
+)
 from tests.judge.npu.conftest import HEADER
 
 
@@ -133,7 +139,22 @@ def test_time_call_brackets_the_call_with_events_and_waits_for_it(runtime: NpuRu
 
     rc, elapsed_ns = runtime.time_call(call)
     assert rc == 3 and 9_000_000 < elapsed_ns < 500_000_000
-    assert api.log[:4] == ["sync", "record", "call", "record"] and "event-sync" in api.log
+    # The start event is on the stream (not in torch_npu's task queue) before the kernel launches.
+    assert api.log[:5] == ["sync", "record", "sync", "call", "record"] and "event-sync" in api.log
+
+
+def test_a_kernels_device_exception_is_its_fault() -> None:
+    aicore = RuntimeError("npuSynchronizeDevice:torch_npu/csrc/core/npu/NPUStream.cpp:506 NPU function error: "
+                          "AclrtSynchronizeDeviceWithTimeout, error code is 507015\n[ERROR] PTA call acl api failed\n"
+                          "[Error]: The aicore execution is abnormal.\nEZ9999: Inner Error!")
+    reason = npu_fault_reason(aicore)
+    assert reason is not None and "aicore execution is abnormal" in reason and "507015" in reason
+    vector = RuntimeError("NPU function error: c10_npu::acl::AclrtSynchronizeStreamWithTimeout(copy_stream), "
+                          "error code is 507035")
+    assert npu_fault_reason(vector) is not None
+    assert npu_fault_reason(RuntimeError("NPU function error: aclrtMalloc, error code is 207001")) is None
+    assert npu_fault_reason(ValueError("The aicore execution is abnormal")) is None
+    assert NpuRuntime(OPTIONS, api=FakeApi()).fault_reason(aicore) == reason
 
 
 def test_kernel_args_carry_the_stream_and_device_pointers(runtime: NpuRuntime) -> None:
