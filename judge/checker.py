@@ -7,6 +7,7 @@ oracle sees never passed through the submission's process.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,12 +52,13 @@ class OracleChecker:
     """Regenerates inputs, computes (or loads) the oracle and applies the problem's pass rule."""
 
     def __init__(self, problem: Problem, cache: Any | None = None, *, generation_device: str = "cpu",
-                 oracle_device: str = "cpu") -> None:
+                 oracle_device: str = "cpu", oracle_threads: int = 1) -> None:
         self.problem = problem
         self.module = problem.module
         self.cache = cache
         self.generation_device = generation_device  # where the child made the inputs: made again here
         self.oracle_device = oracle_device  # where G and R are computed
+        self.oracle_threads = oracle_threads or len(os.sched_getaffinity(0))  # torch threads on the CPU
         self._last: tuple[tuple[str, object, int], dict[str, Any]] | None = None
         self.oracle_seconds = 0.0
 
@@ -96,8 +98,13 @@ class OracleChecker:
     def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
         def compute() -> tuple[Any, Any]:
             moved = {k: v.to(self.oracle_device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-            # Left where they were computed: the check runs there too, and the cache stores CPU copies.
-            return self.module.oracle(case, moved), self.module.reference(case, moved)
+            previous = torch.get_num_threads()
+            torch.set_num_threads(self.oracle_threads)
+            try:
+                # Left where they were computed: the check runs there too, and the cache stores CPU copies.
+                return self.module.oracle(case, moved), self.module.reference(case, moved)
+            finally:
+                torch.set_num_threads(previous)
 
         if not cacheable or self.cache is None:
             return compute()

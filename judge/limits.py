@@ -28,6 +28,9 @@ class Limits:
     source_limit_bytes: int = 512 * 1024  # one source file
     max_source_files: int = 16
     threads: int = 0  # OpenMP threads for the kernel; 0 = all cores the host gives
+    # torch threads of the worker's float64 oracle when it runs on the CPU; 0 = all cores. One on
+    # shared hosts (docs/benchmarks.md, "Oracle"); all where the oracle's cases are large (NPU).
+    oracle_threads: int = 1
 
 
 CPU_LIMITS = Limits()

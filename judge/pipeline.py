@@ -78,7 +78,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     problem, limits = request.problem, host.limits
     cases = problem.cases_for(request.backend, list(request.case_sets))
     checker = OracleChecker(problem, _oracle_cache(host), generation_device=track.generation_device,
-                            oracle_device=track.oracle_device)
+                            oracle_device=track.oracle_device, oracle_threads=limits.oracle_threads)
     run_dir = workdir / "run"
     run_dir.mkdir()
     threads = limits.threads or len(os.sched_getaffinity(0))
@@ -116,7 +116,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                     result.host[key] = str(runtime_options[key])
             for case in cases:
                 current = case
-                _within_run_time(started, limits.run_time_limit_s)
+                _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
                 case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
                                                 limits.workspace_limit_bytes))
                 reporter.note(f"checked {case.name}")
@@ -127,7 +127,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 for case_result, case in zip(case_results, cases, strict=True):
                     if case.case_set.timed:
                         current = case
-                        _within_run_time(started, limits.run_time_limit_s)
+                        _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
                         _time_case(session, case, case_result, checker, host, runtime_options)
                         reporter.note(f"timed {case.name}")
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
@@ -210,12 +210,13 @@ class RunOutOfTime(Exception):
     """The run as a whole passed its time limit (judging.md: TLE for the run)."""
 
 
-def _within_run_time(started: float, limit_s: float) -> None:
+def _within_run_time(started: float, limit_s: float, oracle_s: float) -> None:
     """Raise RunOutOfTime once the cases have run for longer than the run's limit (wall clock).
 
-    Checked before each case: one case is bounded by its call limit and timing budget.
+    Checked before each case: one case is bounded by its call limit and timing budget. The
+    oracle's time is the judge's own work, not the submission's, and is left out.
     """
-    spent = time.monotonic() - started
+    spent = time.monotonic() - started - oracle_s
     if spent > limit_s:
         raise RunOutOfTime(f"the run as a whole took {spent:.0f} s, over its limit of {limit_s:.0f} s; "
                            "this case and the ones after it were not run")
