@@ -91,16 +91,20 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         devices=tuple(track.device_nodes(host)),
     )
     runtime_options = track.runtime_options(host)
+    reference_dir = host.reference_dir or REPO_ROOT / "reference_kernels"
+    readonly = list(track.readonly_paths(host))
+    if track.python_baseline is not None:  # the child imports the vendor adapter from this folder
+        readonly.append(reference_dir / problem.slug / request.backend.value)
     started = time.monotonic()
     reporter.stage(Stage.CHECKING)
     session = RunnerSession(
         sandbox=sandbox, problem=problem, backend=request.backend.value,
         libraries={"submission": built.submission, "baseline": built.baseline},
-        reference_dir=host.reference_dir or REPO_ROOT / "reference_kernels",
+        reference_dir=reference_dir,
         runtime_options=runtime_options, workdir=run_dir, sandbox_limits=box_limits, env=env,
         workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
         lockdown=sandbox.isolation is not Isolation.OFF,
-        readonly_paths=[p for p in track.readonly_paths(host) if p.exists()],
+        readonly_paths=[p for p in readonly if p.exists()],
         python_baseline=track.python_baseline is not None,
         generation_device=track.generation_device,
     )
