@@ -123,7 +123,8 @@ class BwrapSandbox(Sandbox):
         for _, mount_args in sorted(mounts, key=lambda m: len(m[0].parts)):
             args += mount_args
         args += ["--remount-ro", "/", "--chdir", str(workdir)]
-        config = LaunchConfig.from_limits(limits, uid=self.uid, gid=self.uid, keep_fds=list(keep_fds))
+        config = LaunchConfig.from_limits(limits, uid=self.uid, gid=self.uid, keep_fds=list(keep_fds),
+                                          groups=device_groups(limits.devices))
         # Options travel through --args (a memfd); bwrap wants the command on its own command line.
         return args, ["--", *launcher_argv(self.python, config, argv)]
 
@@ -212,3 +213,21 @@ class BwrapSandbox(Sandbox):
             )
         finally:
             os.close(fd)
+
+
+def device_groups(devices: tuple[str, ...] | list[str]) -> list[int]:
+    """The groups the sandbox user needs to open the bound device nodes.
+
+    NVIDIA's nodes are usually rw for everyone; the Ascend driver's are 0660 for its own group
+    (HwHiAiUser), which the unprivileged sandbox user would otherwise not be in. Never group 0:
+    root's group reads far more than a device.
+    """
+    groups = set()
+    for device in devices:
+        try:
+            info = os.stat(device)
+        except OSError:
+            continue
+        if info.st_mode & 0o006 != 0o006 and info.st_mode & 0o060 and info.st_gid != 0:
+            groups.add(info.st_gid)
+    return sorted(groups)

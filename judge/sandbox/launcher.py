@@ -47,6 +47,7 @@ class LaunchConfig:
     seccomp: bool = True  # install the deny-list (judge/sandbox/seccomp.py)
     uid: int | None = None  # drop to this user (and gid) when started as root
     gid: int | None = None
+    groups: list[int] = field(default_factory=list)  # supplementary groups kept with uid (device nodes)
     drop_capabilities: bool = False  # stay this user but empty the capability bounding set
     keep_fds: list[int] = field(default_factory=list)  # stay open, same numbers
     landlock_read_only: list[str] = field(default_factory=list)  # degraded mode: readable paths
@@ -148,7 +149,7 @@ def apply(config: LaunchConfig) -> None:
                 break  # past the last capability this kernel knows
     if config.uid is not None and os.getuid() == 0:
         gid = config.gid if config.gid is not None else config.uid
-        os.setgroups([])
+        os.setgroups(list(config.groups))
         os.setresgid(gid, gid, gid)
         os.setresuid(config.uid, config.uid, config.uid)
         # A credential change clears the parent-death signal: set it again.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
+import stat
 import sys
 import time
 import uuid
@@ -15,7 +17,7 @@ import pytest
 from judge.backends import Isolation
 from judge.errors import SandboxUnavailableError
 from judge.sandbox.base import Bind, Sandbox, SandboxLimits
-from judge.sandbox.bwrap import BwrapSandbox
+from judge.sandbox.bwrap import BwrapSandbox, device_groups
 from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX
 from judge.sandbox.rlimit import OffSandbox, RlimitSandbox
 from judge.sandbox.select import make_sandbox, probe_sandbox
@@ -278,3 +280,20 @@ def test_popen_reports_the_programs_signal_not_bubblewraps_status(strict: Sandbo
     assert proc.wait(timeout=60) == -signal.SIGSEGV
     assert strict.normalize_returncode(128 + signal.SIGSYS) == -signal.SIGSYS
     assert strict.violation(-signal.SIGSYS)
+
+
+@pytest.mark.sandbox
+def test_a_device_node_of_a_drivers_group_opens_inside(strict: Sandbox, workdir: Path, tmp_path: Path) -> None:
+    """Ascend's nodes are 0660 for the driver's group: the sandbox user needs that group, and only it."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    node = tmp_path / "davinci_fake"
+    os.mknod(node, 0o660 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    os.chown(node, 0, 4242)
+    os.chmod(node, 0o660)  # mknod's mode went through the umask
+    assert device_groups([str(node), "/dev/null", "/no/such/node"]) == [4242]  # /dev/null is rw for all
+    limits = dataclasses.replace(LIMITS, devices=(str(node),))
+    result = py(strict, f"import os; open({str(node)!r}, 'w').write('x'); print(os.getgroups())", workdir,
+                limits=limits)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == b"[4242]"
