@@ -11,6 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
+import torch
+
 from judge.backends import Backend, CaseSet, Isolation, Stage
 from judge.builds import BuiltKernels, build_kernels
 from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
@@ -77,6 +79,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                workdir: Path, reporter: Reporter, result: JudgeResult) -> None:
     problem, limits = request.problem, host.limits
     cases = problem.cases_for(request.backend, list(request.case_sets))
+    if track.deterministic_generation:  # the child does the same: both make every input
+        torch.use_deterministic_algorithms(True, warn_only=True)
     checker = OracleChecker(problem, _oracle_cache(host), generation_device=track.generation_device,
                             oracle_device=track.oracle_device, oracle_threads=limits.oracle_threads)
     run_dir = workdir / "run"
@@ -107,6 +111,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         readonly_paths=[p for p in readonly if p.exists()],
         python_baseline=track.python_baseline is not None,
         generation_device=track.generation_device,
+        deterministic=track.deterministic_generation,
     )
     case_results: list[CaseResult] = []
     result.cases = case_results

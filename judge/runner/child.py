@@ -83,6 +83,8 @@ class Child:
             self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
         self.workspace_limit = int(hello["workspace_limit_bytes"])
         self.generation_device = str(hello.get("generation_device", "cpu"))
+        if hello.get("deterministic"):
+            torch.use_deterministic_algorithms(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()

@@ -116,6 +116,7 @@ class RunnerSession:
         readonly_paths: list[Path] | None = None,
         python_baseline: bool = False,
         generation_device: str = "cpu",
+        deterministic: bool = False,
         startup_timeout_s: float = 120.0,
     ) -> None:
         self.nonce = secrets.token_bytes(16)
@@ -131,6 +132,7 @@ class RunnerSession:
             "lockdown": lockdown,
             "python_baseline": python_baseline,
             "generation_device": generation_device,
+            "deterministic": deterministic,
         }
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes

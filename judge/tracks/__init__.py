@@ -40,6 +40,10 @@ class Track:
     # where the oracle runs. Contest-sized device cases cannot be generated on a host CPU.
     generation_device: str = "cpu"
     oracle_device: str = "cpu"
+    # torch's deterministic algorithms in the child and the worker, where the device's own
+    # matmuls and reductions may otherwise differ run to run (Ascend): both processes make
+    # every input and must get the same bytes.
+    deterministic_generation: bool = False
 
 
 def get_track(backend: Backend) -> Track:
