@@ -94,10 +94,14 @@ class Child:
             from judge.sandbox.lockdown import restrict_runner
 
             restrict_runner()
-        # Libraries load last: from here on, submission code may run. The worker is told first,
-        # so that a death before this point is the judge's (runtime, driver, sandbox), not the team's.
+        self.libraries: dict[str, str] = dict(hello["libraries"])
+        self.kernels: dict[str, Kernel] = {}
+
+    def load_libraries(self) -> None:
+        """Load the kernels' libraries, last: from here on, submission code may run. The worker is
+        told first, so that a death before this point is the judge's (runtime, driver, sandbox)."""
         self.send({"op": "loading"})
-        self.kernels = {name: Kernel(path) for name, path in hello["libraries"].items()}
+        self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
         self.known_threads = _thread_ids()
 
     def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
@@ -229,6 +233,7 @@ def main() -> None:
     try:
         hello = json.loads(commands.readline())
         child = Child(hello, options.result_fd)
+        child.load_libraries()
         child.send({"op": "ready", "pid": os.getpid(), "device": child.runtime.describe()})
         for line in commands:
             command = json.loads(line)
