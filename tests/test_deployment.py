@@ -63,3 +63,43 @@ def test_secrets_are_required_not_written(compose):
     text = COMPOSE.read_text()
     for variable in ("OPJUDGE_JUDGE_SECRET", "OPJUDGE_TOKEN_PEPPER"):
         assert re.search(rf"{variable}: \$\{{{variable}:\?", text), f"{variable} must come from .env"
+
+
+WORKER_DOCKERFILES = sorted((REPO_ROOT / "docker").glob("worker-*/Dockerfile"))
+
+
+def _shell_commands(dockerfile_text: str) -> list[list[str]]:
+    """Each `&&`/`;`-separated command of the file's RUN lines, as words (continuations joined)."""
+    joined = re.sub(r"\\\n", " ", dockerfile_text)
+    commands = []
+    for line in joined.splitlines():
+        if match := re.match(r"\s*RUN\s+(.*)", line):
+            commands += [part.split() for part in re.split(r"&&|;", match.group(1))]
+    return commands
+
+
+def test_there_are_worker_dockerfiles_to_check():
+    assert {p.parent.name for p in WORKER_DOCKERFILES} >= {"worker-cpu", "worker-cuda", "worker-npu"}
+
+
+@pytest.mark.parametrize("dockerfile", WORKER_DOCKERFILES, ids=lambda p: p.parent.name)
+def test_every_worker_installs_the_project_editable(dockerfile):
+    # api/settings.py puts REPO_ROOT beside its own file: installed into site-packages, problems/,
+    # reference_kernels/ and var/ would be looked for there.
+    commands = _shell_commands(dockerfile.read_text())
+    installs = [words for words in commands if "pip" in words and "install" in words and "." in words]
+    assert installs, f"{dockerfile}: no `pip install ... .` of the project found"
+    for words in installs:
+        before = words[words.index(".") - 1]
+        assert before in ("-e", "--editable"), f"{dockerfile}: `{' '.join(words)}` is not an editable install"
+    made = [folder for words in commands if words[:2] == ["mkdir", "-p"] for folder in words[2:]]
+    for folder in ("var/work", "var/cache"):
+        assert folder in made, f"{dockerfile}: does not create {folder}"
+
+
+@pytest.mark.parametrize("dockerfile", WORKER_DOCKERFILES, ids=lambda p: p.parent.name)
+def test_every_worker_sets_the_sandbox_mode_the_worker_reads(dockerfile):
+    # workers/ read OPJUDGE_SANDBOX_MODE; OPJUDGE_SANDBOX alone is only the command line's fallback.
+    assert re.search(r"^\s*(?:ENV\s+)?OPJUDGE_SANDBOX_MODE=(strict|auto)\b", dockerfile.read_text(), re.M), (
+        f"{dockerfile}: sets no OPJUDGE_SANDBOX_MODE"
+    )

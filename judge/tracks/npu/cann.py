@@ -138,6 +138,40 @@ def locate_cann(host: HostConfig) -> CannInstall:
                        version=cann_version(root))
 
 
+def read_only_paths(root: Path) -> list[Path]:
+    """What a sandbox must bind read-only for the CANN tree at `root` to work inside it.
+
+    Up to CANN 8.3, `ascend-toolkit/latest/` is a folder of symlinks into the version folder
+    beside it (`latest/compiler -> ../8.0.RC2/compiler`), and `latest` itself may be a symlink:
+    bound alone, every path under it dangles inside the sandbox. So besides `root`: where it
+    resolves to, and the install root that holds the version folders (the parent of `latest`,
+    or of any root whose top-level links point into its siblings). The extra paths only where
+    they exist, each once.
+    """
+    paths = [root]
+    extra = [root.resolve()]
+    if root.name == "latest" or _links_into_siblings(root):
+        # Resolved too: absolute links name the real folder, not a symlinked path to it.
+        extra += [root.parent, root.parent.resolve()]
+    for path in extra:
+        if path.exists() and path not in paths:
+            paths.append(path)
+    return paths
+
+
+def _links_into_siblings(root: Path) -> bool:
+    try:
+        links = [entry for entry in root.iterdir() if entry.is_symlink()]
+    except OSError:
+        return False
+    resolved_root = root.resolve()
+    for link in links:
+        target = link.resolve()
+        if target.is_relative_to(root.parent.resolve()) and not target.is_relative_to(resolved_root):
+            return True
+    return False
+
+
 def checked_soc(host: HostConfig) -> str:
     """The SoC to compile for, as CANN spells it; ToolchainUnavailableError when unset or unknown."""
     if not host.ascend_soc:

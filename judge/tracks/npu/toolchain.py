@@ -18,10 +18,26 @@ from judge.limits import Limits
 from judge.results import BuildResult
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.toolchains.base import SourceFile, Toolchain
-from judge.tracks.npu.cann import CannInstall, checked_soc, locate_cann
+from judge.tracks.npu.cann import CannInstall, checked_soc, locate_cann, read_only_paths
 from judge.tracks.npu.diagnostics import Diagnostic, PathCleaner, parse_diagnostics, summarize
 from judge.tracks.npu.project import BUILD_DIR, OUTPUT_NAME, ProjectError, classify, write_project
 from judge.verdict import Verdict
+
+EXPORTS_NAME = "opjudge_exports.map"  # in the build folder; the template links with it as a version script
+# Everything but the ABI's two entry points stays local: a real ascendc_library build, whole-archived
+# into the library, defines the aclrtlaunch_<kernel> launchers, the kernels' host stubs, the CANN
+# runtime objects' globals, and the team's own launch wrappers and helpers (judge/policy refuses
+# exports beyond these two).
+EXPORTS_SCRIPT = """\
+/* Written by opjudge's AscendToolchain for one build: the library exports the kernel_args ABI only. */
+{
+  global:
+    kernel_run;
+    kernel_workspace_bytes;
+  local:
+    *;
+};
+"""
 
 
 def cut_log(text: str, limit_bytes: int) -> str:
@@ -66,6 +82,12 @@ class AscendToolchain(Toolchain):
         self.diagnostics = []
         toolchain = f"CANN {cann.version} bisheng for {soc}"
         try:
+            reserved = [s.name for s in sources if s.name.startswith("opjudge_")]
+            if reserved:
+                # classify reserves the prefix for compiled files only; a README named opjudge_build
+                # would stand where the build folder and its export list go.
+                raise ProjectError(f"file names starting with 'opjudge_' are reserved for the judge: "
+                                   f"{', '.join(reserved)}")
             roles = classify(sources)
             project = write_project(roles=roles, workdir=workdir, include_dirs=include_dirs, soc=soc,
                                     cann_root=cann.root, cmake_module_dir=cann.cmake_module_dir)
@@ -73,7 +95,16 @@ class AscendToolchain(Toolchain):
             return self._result(Verdict.CE, str(exc), started, toolchain, [], limits)
         cleaner = PathCleaner(workdir, cann.root, [s.name for s in sources])
         build_dir = workdir / BUILD_DIR
-        configure = [self.cmake, "-S", str(project), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"]
+        exports = build_dir / EXPORTS_NAME
+        if "," in str(exports):
+            # The template hands it to the linker through LINKER:, which splits its argument at commas.
+            return self._result(Verdict.IE, f"the build folder {build_dir} has a comma in its path, which the "
+                                "linker option naming the export list cannot carry: use a work root without one",
+                                started, toolchain, [], limits)
+        build_dir.mkdir(exist_ok=True)
+        exports.write_text(EXPORTS_SCRIPT)
+        configure = [self.cmake, "-S", str(project), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+                     f"-DOPJUDGE_EXPORTS_SCRIPT={exports}"]
         compile_ = [self.cmake, "--build", str(build_dir), "--", f"-j{self.jobs}"]
         deadline = started + limits.compile_time_limit_s
         log = ""
@@ -101,7 +132,8 @@ class AscendToolchain(Toolchain):
 
     def _run(self, argv: list[str], sandbox: Sandbox, cann: CannInstall, include_dirs: list[Path], workdir: Path,
              limits: Limits, deadline: float) -> ProcessResult:
-        binds = [Bind(workdir, workdir, writable=True), Bind(cann.root, cann.root)]
+        # Not the root alone: CANN's latest/ may be links into a version folder beside it.
+        binds = [Bind(workdir, workdir, writable=True), *(Bind(p, p) for p in read_only_paths(cann.root))]
         binds += [Bind(d, d) for d in include_dirs if not d.is_relative_to(workdir)]
         box_limits = SandboxLimits(max_processes=limits.max_processes,
                                    max_file_size_bytes=limits.max_file_size_bytes, seccomp=True)
