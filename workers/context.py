@@ -29,8 +29,15 @@ def default_worker_name(queue: str) -> str:
 # What a worker pinned to one accelerator sets in its own environment, per backend.
 _PIN_VARIABLES = {
     Backend.CUDA: lambda device: {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": device},
-    Backend.NPU: lambda device: {"ASCEND_RT_VISIBLE_DEVICES": device},
+    Backend.NPU: lambda device: {"ASCEND_RT_VISIBLE_DEVICES": _npu_runtime_id(device)},
 }
+
+
+def _npu_runtime_id(device: str) -> str:
+    # OPJUDGE_DEVICE names the physical NPU (/dev/davinci<N>); the runtime counts the ones it sees.
+    from judge.tracks.npu import logical_index
+
+    return str(logical_index(int(device))) if device.isdigit() else device
 
 
 def pin_device(backend: Backend, device: str | None, environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:

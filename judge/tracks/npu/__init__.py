@@ -25,7 +25,9 @@ from judge.tracks.npu.runtime import DEFAULT_FLUSH_BYTES, NpuRuntime
 from judge.tracks.npu.toolchain import AscendToolchain
 
 # ascendc_library runs several CMake sub-builds (precompile, device, host stub): minutes, not seconds.
-NPU_LIMITS = dataclasses.replace(DEVICE_LIMITS, compile_time_limit_s=300.0)
+# The float64 oracle runs on the host (NPUs have no float64): on every core, or a benchmark case
+# (about 5*10^8 query-key pairs) takes minutes per checked call.
+NPU_LIMITS = dataclasses.replace(DEVICE_LIMITS, compile_time_limit_s=300.0, oracle_threads=0)
 
 # A generous ceiling per SoC family (dense fp16 on the Cube units, rounded up): only a time no
 # chip of the family could reach trips the physical-floor check (judging.md).
@@ -39,29 +41,44 @@ def device_index(host: HostConfig) -> int:
     return int(host.extra.get("npu_device", 0))
 
 
+def logical_index(physical: int, dev: Path = Path("/dev")) -> int:
+    """The runtime's id of physical NPU `physical`, as ASCEND_RT_VISIBLE_DEVICES takes it: its
+    place among the davinci nodes this host or container shows (a container given only
+    /dev/davinci5 calls it 0). Without its node, `physical` itself, and the runtime says so."""
+    present = sorted(int(p.name[7:]) for p in dev.glob("davinci[0-9]*") if p.name[7:].isdigit())
+    return present.index(physical) if physical in present else physical
+
+
 def device_nodes(host: HostConfig) -> list[str]:
     """The character devices the runner child needs: its own davinciN and the shared managers."""
     return [f"/dev/davinci{device_index(host)}", *DEVICE_NODES]
 
 
 def readonly_paths(host: HostConfig) -> list[Path]:
-    """Folders and files the child reads: the driver, the CANN tree, the install record."""
+    """Folders and files the child reads: the driver (first: doctor reads it), the install record, the CANN tree.
+
+    The CANN tree is `cann.read_only_paths`: `latest/` alone would leave its links into the
+    version folder dangling in the sandbox, and the runtime libraries and the OPP tree with them.
+    """
+    from judge.tracks.npu.cann import read_only_paths as cann_read_only_paths
+
     driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
     paths = [driver, Path("/etc/ascend_install.info")]
     if host.ascend_home is not None:
-        paths.append(host.ascend_home)
+        paths += [p for p in cann_read_only_paths(host.ascend_home) if p not in paths]
     return paths
 
 
 def runner_env(host: HostConfig) -> dict[str, str]:
     """What CANN's set_env.sh would export for the runner child (torch_npu and the kernel need it).
 
-    The sandbox shows the child only /dev/davinci<N>; ASCEND_RT_VISIBLE_DEVICES makes that
-    device the child's npu:0, which is the index `runtime_options` gives the runtime.
+    The sandbox shows the child only /dev/davinci<N>; ASCEND_RT_VISIBLE_DEVICES (which takes the
+    runtime's logical id, `logical_index`) makes that device the child's npu:0, which is the
+    index `runtime_options` gives the runtime.
     """
     driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
     libraries = [driver / "lib64" / "common", driver / "lib64" / "driver", driver / "lib64"]
-    env = {"ASCEND_RT_VISIBLE_DEVICES": str(device_index(host))}
+    env = {"ASCEND_RT_VISIBLE_DEVICES": str(logical_index(device_index(host)))}
     if host.ascend_home is not None:
         root = host.ascend_home
         libraries = [root / "lib64", root / "runtime" / "lib64", *libraries]
@@ -106,7 +123,10 @@ TRACK = Track(
     python_baseline=python_baseline,
     generation_device="npu",
     oracle_device="cpu",  # judging.md allows the host; NPUs have no float64 units
+    # Ascend's matmul and reductions are not run-to-run reproducible unless asked: the child
+    # and the worker both make every input (with the forward pass) and must agree bit for bit.
+    deterministic_generation=True,
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
-           "python_baseline", "readonly_paths", "runner_env", "runtime_options"]
+           "logical_index", "python_baseline", "readonly_paths", "runner_env", "runtime_options"]

@@ -16,7 +16,7 @@ import torch
 from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
-from judge.tracks.npu import TRACK, device_nodes, readonly_paths, runner_env, runtime_options
+from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
 from judge.tracks.npu.runtime import (
     ALIGN_BYTES,
     MIN_FLUSH_BYTES,
@@ -174,3 +174,18 @@ def test_describe_names_device_soc_and_cann(runtime: NpuRuntime) -> None:
     assert runtime.describe() == {"device": "fake NPU", "torch_npu": "none", "soc": "Ascend910B3",
                                   "cann": "8.0.RC2"}
     assert runtime.peak_flops() == 1e15
+
+
+def test_the_runtime_id_counts_the_npus_this_host_or_container_shows(tmp_path: Path) -> None:
+    container = tmp_path / "container"
+    container.mkdir()
+    (container / "davinci5").touch()
+    (container / "davinci_manager").touch()
+    assert logical_index(5, container) == 0  # a container given only NPU 5 calls it 0
+    host = tmp_path / "host"
+    host.mkdir()
+    for n in (0, 1, 2, 3, 4, 5, 6, 7, 10):
+        (host / f"davinci{n}").touch()
+    assert logical_index(5, host) == 5 and logical_index(10, host) == 8
+    assert logical_index(3, tmp_path) == 3  # no node: the number itself, for the runtime to refuse
+    assert TRACK.deterministic_generation and TRACK.limits.oracle_threads == 0
