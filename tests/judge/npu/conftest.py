@@ -108,6 +108,18 @@ def npu_host(tmp_path: Path, fake_cann: Path) -> HostConfig:
 
 
 @pytest.fixture
+def strict_sandbox():  # type: ignore[no-untyped-def]
+    """The real bubblewrap sandbox; the test is skipped where this host cannot give it."""
+    from judge.errors import SandboxUnavailableError
+    from judge.sandbox.select import make_sandbox
+
+    try:
+        return make_sandbox("strict")
+    except SandboxUnavailableError as exc:
+        pytest.skip(f"strict sandbox unavailable here: {exc}")
+
+
+@pytest.fixture
 def include_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "include"
     folder.mkdir()

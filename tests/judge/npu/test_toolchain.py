@@ -196,14 +196,8 @@ def test_without_cann_the_build_fails_loudly(tmp_path: Path, include_dir: Path) 
 
 @pytest.mark.sandbox
 def test_build_runs_inside_the_real_sandbox_with_cann_read_only(tmp_path: Path, npu_host: HostConfig,
-                                                                 include_dir: Path) -> None:
-    from judge.errors import SandboxUnavailableError
-    from judge.sandbox.select import make_sandbox
-
-    try:
-        sandbox = make_sandbox("strict")
-    except SandboxUnavailableError as exc:
-        pytest.skip(f"strict sandbox unavailable here: {exc}")
+                                                                 include_dir: Path, strict_sandbox) -> None:  # type: ignore[no-untyped-def]
+    sandbox = strict_sandbox
     workdir = tmp_path / "build"
     _write(workdir, SAMPLE)
     result = AscendToolchain(npu_host).build(sources=SAMPLE, include_dirs=[include_dir], workdir=workdir,
