@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -225,20 +226,8 @@ def stuck_runs(session: Session, *, now: datetime, queued_before: datetime | Non
 def requeue_run(session: Session, *, run_id: int, now: datetime | None = None) -> RunDispatch | None:
     """Put a stuck run back to pending and return where to enqueue it; None if it is no longer stuck."""
     now = now or utcnow()
-    moved = session.execute(
-        update(Run)
-        .where(Run.id == run_id,
-               ((Run.status == RunStatus.RUNNING) & (Run.deadline < now)) | (Run.status == RunStatus.QUEUED))
-        .values(status=RunStatus.PENDING, pending_since=now, claimed_by=None, deadline=None, stage=None)
-        .execution_options(synchronize_session=False)
-    )  # fmt: skip
-    if moved.rowcount != 1:
-        session.rollback()
-        return None
-    run = session.get_one(Run, run_id, populate_existing=True)
-    _sync_submission(session, run.submission)
-    session.commit()
-    return RunDispatch(run.id, run.queue)
+    stuck = ((Run.status == RunStatus.RUNNING) & (Run.deadline < now)) | (Run.status == RunStatus.QUEUED)
+    return _back_to_pending(session, run_id, [stuck], now)
 
 
 def runs_of_lost_workers(session: Session, *, seen_before: datetime) -> list[StuckRun]:
@@ -269,12 +258,17 @@ def requeue_lost_run(
     also only while `worker` has still not heartbeated since then (it may have come back).
     """
     now = now or utcnow()
-    held = [Run.id == run_id, Run.status == RunStatus.RUNNING, Run.claimed_by == worker]
+    held: list[Any] = [Run.status == RunStatus.RUNNING, Run.claimed_by == worker]
     if seen_before is not None:
         held.append(select(Worker.id).where(Worker.name == worker, Worker.last_seen_at < seen_before).exists())
+    return _back_to_pending(session, run_id, held, now)
+
+
+def _back_to_pending(session: Session, run_id: int, conditions: list[Any], now: datetime) -> RunDispatch | None:
+    """Compare-and-set the run back to pending while `conditions` hold; where to enqueue it, else None (commits)."""
     moved = session.execute(
         update(Run)
-        .where(*held)
+        .where(Run.id == run_id, *conditions)
         .values(status=RunStatus.PENDING, pending_since=now, claimed_by=None, deadline=None, stage=None)
         .execution_options(synchronize_session=False)
     )
