@@ -147,8 +147,7 @@ class Child:
                 return
         runtime.flush_caches()
         try:
-            rc, elapsed_ns = runtime.time_call(invoke)
-            runtime.synchronize()  # an error the call left behind surfaces here, not at a later call
+            rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
         except Exception as exc:
             reason = runtime.fault_reason(exc)
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
