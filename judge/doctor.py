@@ -13,7 +13,7 @@ import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -49,6 +49,7 @@ def doctor_report(host: HostConfig) -> list[DoctorCheck]:
         _guard("cpu", "openmp", _openmp),
         _guard("cuda", "compiler", lambda: _toolchain_version(Backend.CUDA, host)),
         _guard("cuda", "device", _cuda_device),
+        _guard("cuda", "float32 matmul", lambda: _cuda_float32(os.environ)),
         _guard("npu", "CANN toolkit", lambda: _toolchain_version(Backend.NPU, host)),
         _guard("npu", "cmake", lambda: _cmake(host)),
         _guard("npu", "torch_npu", lambda: _torch_npu(host)),
@@ -118,6 +119,13 @@ def _cuda_device() -> str:
         build = "a CPU-only torch build" if torch.version.cuda is None else f"torch built for CUDA {torch.version.cuda}"
         raise _Unavailable(f"no CUDA GPU visible to torch ({build})")
     return f"{torch.cuda.device_count()} GPU(s), first: {torch.cuda.get_device_name(0)}"
+
+
+def _cuda_float32(environ: Mapping[str, str]) -> str:
+    from judge.tracks.cuda import cuda_host_extra, refuse_tf32_override
+
+    refuse_tf32_override(cuda_host_extra(environ))
+    return "true float32 (TF32 not forced)"
 
 
 def _cmake(host: HostConfig) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
+from judge.errors import InternalJudgeError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
 from judge.tracks import Track
@@ -44,6 +45,21 @@ def cuda_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
     """The `HostConfig.extra` entries that describe this process's GPU view and numeric settings
     (for the edges: the CLI and the workers pass their os.environ)."""
     return {key: environ[name] for name, key in CUDA_VIEW_VARIABLES.items() if name in environ}
+
+
+def refuse_tf32_override(extra: Mapping[str, str]) -> None:
+    """Refuse a host whose torch is forced to compute float32 matmuls in TF32.
+
+    The pass rule's same-dtype reference R is "true float32, no TF32" (the problem spec): with
+    TORCH_ALLOW_TF32_CUBLAS_OVERRIDE set, torch's float32 matmuls use TF32 whatever the code asks,
+    R's error grows and the bound for 16-bit kernels loosens. No code in the process can undo it.
+    """
+    value = extra.get("torch_allow_tf32_cublas_override", "").strip()
+    if value not in ("", "0"):
+        raise InternalJudgeError(
+            f"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE={value} forces TF32 in float32 matmuls, so the reference"
+            " the pass rule compares with would not be true float32; unset it for this worker"
+        )
 
 
 def _smi_id(host: HostConfig) -> str:
@@ -87,6 +103,7 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     dense rate, safe for every dtype; `peak_flops_by_dtype` holds the per-dtype rates of
     `floor_peak_flops` for a check that knows the case's dtype.
     """
+    refuse_tf32_override(host.extra)
     name = host.extra.get("cuda_gpu_name") or gpu_name(_smi_id(host))
     row = find_peak(name)
     return {

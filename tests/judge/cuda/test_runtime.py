@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from judge.backends import Backend
-from judge.errors import ToolchainUnavailableError
+from judge.doctor import doctor_report
+from judge.errors import InternalJudgeError, ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks import get_track
 from judge.tracks.cuda import TRACK, cuda_host_extra, readonly_paths, runner_env, runtime_options
@@ -251,3 +252,27 @@ def test_child_shares_the_workers_cublas_settings() -> None:
     env = runner_env(HostConfig(work_root=Path("/tmp"), extra=cuda_host_extra(worker)))
     assert env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8" and env["NVIDIA_TF32_OVERRIDE"] == "0"
     assert "HOME" not in env
+
+
+@pytest.mark.parametrize("value", ["1", "true"])
+def test_a_host_forcing_tf32_is_refused_before_judging(value: str) -> None:
+    """R must be true float32: a worker with the TF32 override judges nothing (IE, named)."""
+    extra = {**cuda_host_extra({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}), "cuda_gpu_name": "NVIDIA H200"}
+    with pytest.raises(InternalJudgeError, match="TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"):
+        runtime_options(HostConfig(work_root=Path("/tmp"), extra=extra))
+    checks = {c.name: c for c in doctor_report_for({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value})}
+    assert not checks["float32 matmul"].ok and "unset it" in checks["float32 matmul"].detail
+
+
+def test_tf32_override_off_is_accepted() -> None:
+    extra = {**cuda_host_extra({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "0"}), "cuda_gpu_name": "NVIDIA H200"}
+    assert runtime_options(HostConfig(work_root=Path("/tmp"), extra=extra))["gpu_name"] == "NVIDIA H200"
+    assert {c.name: c for c in doctor_report_for({})}["float32 matmul"].ok
+
+
+def doctor_report_for(environ: dict[str, str]) -> list:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", raising=False)
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        return doctor_report(HostConfig(work_root=Path("/tmp")))
