@@ -25,7 +25,6 @@ from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession, RunnerStartFailed
 from judge.sandbox.base import Sandbox, SandboxLimits
-from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX, LAUNCHER_FAILED_EXIT
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
 from judge.timing import below_physical_floor, time_case
@@ -257,7 +256,12 @@ def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict
 
 
 def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
-    """Verdict for a child that ended during a call (judging.md: TLE, MLE, RE, SV)."""
+    """Verdict for a child that ended during a call (judging.md: TLE, MLE, RE, SV).
+
+    Never IE: by now the launcher has exec'd the child and the submission is loaded, so a launcher
+    failure would have been `RunnerStartFailed`. The launcher's exit status and stderr line are
+    easy for a kernel to forge, and an IE is retried and never charged.
+    """
     if exc.timed_out:
         return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
     code = exc.returncode
@@ -275,11 +279,17 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         if sig is signal.SIGXFSZ:
             return Verdict.RE, "wrote more than the file size limit"
         return Verdict.RE, f"the process died with {sig.name}"
-    if code == LAUNCHER_FAILED_EXIT and LAUNCHER_ERROR_PREFIX in text:
-        return Verdict.IE, "the sandbox could not start the runner: " + text.strip().splitlines()[-1][:300]
-    if "bad_alloc" in text or "MemoryError" in text or "Cannot allocate memory" in text:
+    if _allocation_failed(text):
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
     return Verdict.RE, f"the process exited with status {code} inside kernel_run"
+
+
+_ALLOCATION_FAILURES = ("MemoryError", "can't allocate memory", "Cannot allocate memory", "out of memory",
+                        "bad_alloc")
+
+
+def _allocation_failed(detail: str) -> bool:
+    return any(text in detail for text in _ALLOCATION_FAILURES)
 
 
 def _conclude(result: JudgeResult) -> None:
