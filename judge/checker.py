@@ -29,18 +29,19 @@ class CallCheck:
 
 
 def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
-    """The checks that need no oracle: return code, workspace, threads, late writes, inputs."""
-    if outcome.workspace_requested is not None:
-        return CallCheck(Verdict.MLE, f"case {case.name}: kernel_workspace_bytes asked for "
-                         f"{outcome.workspace_requested} bytes; at most {workspace_limit} are given")
-    if outcome.rc != 0:
-        return CallCheck(Verdict.RE, f"case {case.name}: kernel_run returned {outcome.rc} (0 means success)")
+    """The checks that need no oracle, in judging.md's verdict order: SV (threads, late writes),
+    MLE (workspace), RE (return code), WA (inputs)."""
     if outcome.new_threads:
         return CallCheck(Verdict.SV, f"case {case.name}: a thread the kernel started was still alive after "
                          "kernel_run returned; all work must finish inside the call")
     if outcome.late_writes:
         return CallCheck(Verdict.SV, f"case {case.name}: output {', '.join(outcome.late_writes)} changed after "
                          "kernel_run returned; all work must finish inside the call")
+    if outcome.workspace_requested is not None:
+        return CallCheck(Verdict.MLE, f"case {case.name}: kernel_workspace_bytes asked for "
+                         f"{outcome.workspace_requested} bytes; at most {workspace_limit} are given")
+    if outcome.rc != 0:
+        return CallCheck(Verdict.RE, f"case {case.name}: kernel_run returned {outcome.rc} (0 means success)")
     changed = [k for k, v in outcome.digest_before.items() if outcome.digest_after.get(k) != v]
     if changed:
         return CallCheck(Verdict.WA, f"case {case.name}: kernel_run changed its input {', '.join(changed)}; "

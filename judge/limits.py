@@ -19,6 +19,9 @@ class Limits:
     min_warmup_s: float = 0.1  # 100 ms on CPU, 25 ms on devices
     check_fraction: float = 0.25  # at least 1 in 4 timed outputs checked
     min_checked_calls: int = 3
+    # Each other call of a block is checked too with this chance, so a kernel that spots a check
+    # (the oracle's pause) learns nothing sure about the calls after it.
+    extra_check_probability: float = 0.125
     memory_limit_mib: int = 8192  # address space of the runner child on the CPU track
     workspace_limit_bytes: int = 1 << 30  # the largest kernel_workspace_bytes honoured
     max_processes: int = 256  # RLIMIT_NPROC inside the sandbox

@@ -2,9 +2,12 @@
 
 Submission and baseline alternate (A B B A) in the same child so their ratio
 survives drift of the machine's speed; the ratio is the median over pairs.
-Every call, warm-up included, gets fresh inputs from a seed nobody can predict; one call in every block of four, at a
-random position, is checked against the oracle after the call, so checked and
-unchecked calls look the same to the kernel and checks cover the whole phase.
+Every call, warm-up included, gets fresh inputs from a seed nobody can predict. One call in
+every block of four, at a random position, is checked against the oracle after the call, and
+each other call of the block is checked by chance too, so checked and unchecked calls look the
+same to the kernel, checks cover the whole phase, and spotting one check (the oracle's pause)
+says nothing sure about the next calls. Only timed calls count towards the spec's minimum
+(at least 1 in 4 and at least 3 per case): timing goes on until they reach it.
 """
 
 from __future__ import annotations
@@ -28,20 +31,30 @@ SUBMISSION, BASELINE = "submission", "baseline"
 LATE_WRITE_PROBE_MS = 50  # judging.md anti-cheat: outputs re-read this long after return
 
 
-class CheckSampler:
-    """Exactly one checked call per block of `block` calls, at a secret position."""
+_CHANCE = secrets.SystemRandom()
 
-    def __init__(self, block: int) -> None:
-        self.block = block
+
+class CheckSampler:
+    """One checked call per block of `block` calls at a secret position; each other call of the
+    block is checked with probability `extra`."""
+
+    def __init__(self, block: int, extra: float = 0.0) -> None:
+        self.block, self.extra = block, extra
         self.position = 0
         self.target = secrets.randbelow(block)
 
     def next(self) -> bool:
-        chosen = self.position == self.target
+        chosen = self.position == self.target or _CHANCE.random() < self.extra
         self.position += 1
         if self.position == self.block:
             self.position, self.target = 0, secrets.randbelow(self.block)
         return chosen
+
+
+def _enough_timed_checks(timing: CaseTiming, timed_calls: int, limits: Limits) -> bool:
+    """judging.md: at least 1 in 4 timed calls, and at least 3 per case, checked."""
+    wanted = max(limits.min_checked_calls, math.ceil(timed_calls * limits.check_fraction))
+    return timing.timed_checked_calls >= wanted
 
 
 def stats(samples_ns: list[int]) -> TimingStats:
@@ -82,7 +95,8 @@ class CaseTiming:
     baseline: TimingStats | None = None
     ratio: float | None = None  # median of the pairs' t_sub / t_base (paired_ratio)
     failure: CallCheck | None = None  # the first failed call, if any
-    checked_calls: int = 0
+    checked_calls: int = 0  # warm-up, timed and top-up calls checked
+    timed_checked_calls: int = 0
     outputs: dict[str, OutputCheck] = field(default_factory=dict)
 
 
@@ -95,7 +109,8 @@ def time_case(
     """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached."""
     session.set_case(case, timeout_s=call_timeout_s)
     result = CaseTiming()
-    sampler = CheckSampler(max(1, round(1 / limits.check_fraction)))
+    block = max(1, round(1 / limits.check_fraction))
+    sampler = CheckSampler(block, limits.extra_check_probability)
     late_probe = CheckSampler(8)
     times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
 
@@ -114,6 +129,7 @@ def time_case(
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
                 check = verify(case, seed, outcome)
                 result.checked_calls += 1
+                result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
             if check.verdict is not Verdict.AC:
                 if lib == BASELINE:
@@ -130,16 +146,17 @@ def time_case(
             return result
         warm += 1
     started = time.monotonic()
+    sampler = CheckSampler(block, limits.extra_check_probability)  # blocks line up with the timed calls
     while len(times[SUBMISSION]) < limits.max_timed_calls:
         if not pair(record=True):
             return result
         count = len(times[SUBMISSION])
-        if count < limits.min_timed_calls:
+        if count < limits.min_timed_calls or not _enough_timed_checks(result, count, limits):
             continue
         precise = all(sem_ratio(t) < limits.target_sem_ratio for t in times.values())
         if precise or time.monotonic() - started > limits.case_time_budget_s:
             break
-    # judging.md: at least 3 checked calls per case, whatever the block arithmetic gave.
+    # Only when the call cap cut the last block short: checked calls after the timing.
     while result.checked_calls < limits.min_checked_calls:
         seed = fresh_seed()
         outcome = session.call(SUBMISSION, seed, timeout_s=call_timeout_s)

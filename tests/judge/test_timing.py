@@ -43,3 +43,64 @@ def test_paired_ratio_ignores_bursts_that_hit_both():
     assert paired_ratio(sub, base) == 2.0
     # Bursts that hit only some pairs move the median of the pairs, not of each kernel alone.
     assert paired_ratio([10, 10, 10, 100, 10], [10, 10, 10, 10, 100]) == 1.0
+
+
+def test_sampler_with_extra_checks_keeps_one_per_block_and_adds_others():
+    sampler = CheckSampler(4, extra=0.25)
+    blocks = [[sampler.next() for _ in range(4)] for _ in range(400)]
+    assert all(sum(b) >= 1 for b in blocks)
+    assert 0.3 < sum(map(sum, blocks)) / 1600 < 0.5  # 1/4 + 3/4 * 1/4 = 0.4375 expected
+
+
+class _ScriptedSession:
+    """Stands in for the runner child: every call succeeds at a fixed time."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def set_case(self, case, timeout_s):
+        pass
+
+    def call(self, lib, seed, *, timeout_s, recheck_ms=0):
+        from judge.runner.session import CallOutcome
+
+        self.calls.append(lib)
+        return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=0, late_writes=[])
+
+
+def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.timing import time_case
+    from judge.verdict import Verdict
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    for timed_calls in (10, 11, 13, 40):
+        limits = Limits(min_timed_calls=timed_calls, max_timed_calls=1000, target_sem_ratio=1.0,
+                        min_warmup_calls=7, min_warmup_s=0.0, extra_check_probability=0.0)
+        for _ in range(20):
+            checked: list[int] = []
+
+            def verify(c, seed, outcome, checked=checked):
+                checked.append(seed)
+                return CallCheck(Verdict.AC)
+
+            timing = time_case(_ScriptedSession(), case, limits=limits, call_timeout_s=1.0, verify=verify)
+            n = timing.submission.count
+            assert n >= timed_calls
+            assert timing.timed_checked_calls >= max(3, -(-n // 4)), (n, timing.timed_checked_calls)
+            assert timing.checked_calls == len(checked) >= timing.timed_checked_calls
+
+
+def test_a_security_violation_outranks_a_bad_return_code():
+    from judge.backends import CaseSet
+    from judge.checker import conduct
+    from judge.problem import Case
+    from judge.runner.session import CallOutcome
+    from judge.verdict import Verdict
+
+    case = Case(name="c", case_set=CaseSet.TESTS, dtype="float32", params={}, seed=1)
+    outcome = CallOutcome(rc=3, elapsed_ns=1, digest_before={}, digest_after={}, new_threads=1, late_writes=[])
+    assert conduct(case, outcome, 1 << 20).verdict is Verdict.SV
