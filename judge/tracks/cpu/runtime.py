@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
@@ -10,43 +11,55 @@ from typing import Any
 
 import torch
 
+from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
 
 _ALIGN = 64
 
 
-def last_level_cache_bytes(sys_cpu: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
-    """Size of the highest cache level the kernel reports; 32 MiB when unknown."""
-    best_level, best_size = 0, 32 << 20
-    for index in sys_cpu.glob("index*"):
-        try:
-            level = int((index / "level").read_text())
-            text = (index / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-        if level > best_level:
-            best_level, best_size = level, size
-    return best_size
+def last_level_cache_bytes(cpus: set[int] | None = None, sys_cpu: Path = Path("/sys/devices/system/cpu")) -> int:
+    """Total size of the highest cache level over the CPUs the kernel may use; 32 MiB when unknown.
+
+    Hosts with several L3 instances (chiplets, sockets) have one per group of cores: a kernel
+    whose threads span them fills all of them, so the flush must cover their sum.
+    """
+    cpus = os.sched_getaffinity(0) if cpus is None else cpus
+    best_level, instances = 0, {}  # instance (its shared CPU list) -> size
+    for cpu in sorted(cpus):
+        for index in (sys_cpu / f"cpu{cpu}" / "cache").glob("index*"):
+            try:
+                level = int((index / "level").read_text())
+                size = _cache_size((index / "size").read_text().strip())
+                shared = (index / "shared_cpu_list").read_text().strip() if (index / "shared_cpu_list").exists() \
+                    else f"cpu{cpu}"
+            except (OSError, ValueError, KeyError):
+                continue
+            if level > best_level:
+                best_level, instances = level, {}
+            if level == best_level:
+                instances[shared] = size
+    return sum(instances.values()) or 32 << 20
+
+
+def _cache_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
 class CpuRuntime(DeviceRuntime):
     name = "cpu"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        self._rng = random.Random()  # seeded from os.urandom: offsets a kernel cannot predict
+        rng = random.SystemRandom()  # offsets a kernel cannot predict
+        self._addresses = FreshAddresses(lambda n: torch.empty(n, dtype=torch.uint8),
+                                         lambda: rng.randrange(1, 64) * _ALIGN)
         self._flush = torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8)
         self._threads = int(options.get("threads", 1))
         self._model = str(options.get("cpu_model", "cpu"))
         self._peak_flops = float(options.get("peak_flops", 0.0))
 
     def _fresh(self, nbytes: int) -> torch.Tensor:
-        # A random offset into a slightly larger block: the same size asked twice
-        # in a row lands at another address, so a cache keyed by pointer never hits.
-        pad = self._rng.randrange(1, 64) * _ALIGN
-        block = torch.empty(nbytes + pad, dtype=torch.uint8)
-        return block[pad : pad + nbytes]
+        return self._addresses.take(nbytes)
 
     def to_device(self, tensor: Any) -> Any:
         nbytes = tensor.numel() * tensor.element_size()

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from judge.errors import ToolchainUnavailableError
+from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
 from judge.tracks.cuda.device import GpuPeak, find_peak, floor_peak_flops
 
@@ -109,6 +110,9 @@ class CudaRuntime(DeviceRuntime):
         self._flush = torch.empty(flush_size_bytes(self.l2_bytes, self.options.min_flush_bytes) // 4,
                                   dtype=torch.int32, device=self.device)
         self._flush_value = 0
+        self._addresses = FreshAddresses(
+            lambda n: torch.empty(n, dtype=torch.uint8, device=self.device),
+            lambda: pick_offset(self.options.max_offset_granules))
         self._generator = torch.Generator(device=self.device)
         self._generator.manual_seed(secrets.randbits(63))
         self.overhead_ns = self._measure_overhead_ns()
@@ -125,11 +129,8 @@ class CudaRuntime(DeviceRuntime):
     # -- memory ---------------------------------------------------------------------------
 
     def _fresh(self, nbytes: int) -> torch.Tensor:
-        # A random 256-byte-aligned offset into a slightly larger block: the caching allocator
-        # hands back the same block again and again, the offset makes the address new anyway.
-        offset = pick_offset(self.options.max_offset_granules)
-        block = torch.empty(nbytes + offset, dtype=torch.uint8, device=self.device)
-        return block[offset : offset + nbytes]
+        # 256-byte-aligned offsets into blocks the caching allocator hands back again and again.
+        return self._addresses.take(nbytes)
 
     def to_device(self, tensor: Any) -> Any:
         """A copy of a CPU tensor on the GPU at a fresh address, written on the judge's stream."""

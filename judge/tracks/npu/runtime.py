@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import torch
 
 from judge.errors import ToolchainUnavailableError
+from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
 
 MIB = 1 << 20
@@ -113,17 +114,17 @@ class NpuRuntime(DeviceRuntime):
     def __init__(self, options: dict[str, Any], api: NpuApi | None = None) -> None:
         self.options = NpuRuntimeOptions.from_dict(options)
         self.api: NpuApi = api if api is not None else TorchNpuApi(self.options.device_index)
-        self._rng = random.SystemRandom()  # offsets a kernel cannot predict from earlier calls
+        rng = random.SystemRandom()  # offsets a kernel cannot predict from earlier calls
+        self._addresses = FreshAddresses(
+            lambda n: torch.empty(n, dtype=torch.uint8, device=self.api.device),
+            lambda: rng.randrange(1, MAX_OFFSET_STEPS) * ALIGN_BYTES)
         # Allocated once, up front (before the submission's library is loaded).
         self._flush = torch.zeros(self.options.flush_bytes, dtype=torch.uint8, device=self.api.device)
         self._flush_value = 0
 
     def _fresh(self, nbytes: int) -> torch.Tensor:
-        # A random aligned offset into a slightly larger block: the caching allocator hands the
-        # same block back call after call, so without it a kernel keyed by pointer would hit.
-        pad = self._rng.randrange(1, MAX_OFFSET_STEPS) * ALIGN_BYTES
-        block = torch.empty(nbytes + pad, dtype=torch.uint8, device=self.api.device)
-        return block[pad : pad + nbytes]
+        # Aligned offsets into blocks the caching allocator hands back call after call.
+        return self._addresses.take(nbytes)
 
     def _typed(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         numel = 1
