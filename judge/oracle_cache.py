@@ -2,8 +2,9 @@
 
 The oracle of a case is a pure function of the problem definition and the case's inputs, and
 those inputs are a pure function of (case, dtype, seed); so a sha256 over all of them names the
-result. Rejudging a problem, re-running the correctness cases of a competition, or a
-reproduction run then costs no float64 work. Entries are written to a temporary file in the same
+result. A judge run that is repeated with the same secret (an IE retry, the CLI judging a kernel
+again, the test suite) then costs no float64 work; the service salts each run's secret, so its
+runs see new inputs and do not share entries. Entries are written to a temporary file in the same
 folder and renamed into place, so a reader (another worker, a crashed writer's successor) sees a
 whole entry or none.
 """

@@ -140,7 +140,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                         reporter.note(f"timed {case.name}")
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
-            result.kernel_output = session.output_text()
+        # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
+        result.kernel_output = session.output_text()
     except RunnerStartFailed as exc:
         _internal(result, str(exc))
         return
@@ -244,6 +245,8 @@ def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Cas
     """The case during which the child died gets the verdict (its timing, or a new row if unchecked)."""
     verdict, reason = classify_death(exc)
     result.kernel_output = exc.stderr[-4096:]
+    if exc.withheld_stderr:
+        result.kernel_output += "\n[output written from the first private case on is not shown]"
     _record_failure(case_results, case, verdict, reason)
 
 
@@ -265,7 +268,7 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
     if exc.timed_out:
         return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
     code = exc.returncode
-    text = exc.stderr
+    text = exc.stderr + exc.withheld_stderr
     if code is not None and 128 < code < 128 + 65:
         code = 128 - code  # a sandbox's init reports its child's death by signal N as status 128 + N
     if code is not None and code < 0:

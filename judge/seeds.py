@@ -10,7 +10,8 @@ def mixed_seed(secret: bytes, *parts: object) -> int:
     """A 63-bit seed from the judge's secret and the case's public identity.
 
     Without the secret the seed of a case is unknowable, so a kernel cannot
-    precompute its outputs; with it, a rerun on another host sees the same case.
+    precompute its outputs; with the same secret (the service adds a salt of its
+    run to it) the same case comes out again, on any host.
     """
     digest = hashlib.blake2b(secret, digest_size=8, person=b"opjudge-seed")
     for part in parts:

@@ -29,6 +29,8 @@ from judge.problem import Case, load_problem, make_inputs
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
 
+_LIBC = ctypes.CDLL(None)  # this process's C library, for fflush(NULL) of the kernel's stdio buffers
+
 
 def _raw(tensor: torch.Tensor) -> bytes:
     return bytes(tensor.contiguous().view(torch.uint8).numpy())
@@ -90,6 +92,12 @@ class Child:
         self.known_threads: set[str] = set()
         self.recent_threads: set[str] = set()  # appeared around a call; must never end
         self.pending: dict[str, torch.Tensor] = {}
+        # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
+        # here when the first private case is set (see `_withhold_output`).
+        self.private_sink: int | None = None
+        if hello.get("private_output"):
+            self.private_sink = os.open(hello["private_output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                                        | os.O_CLOEXEC, 0o600)
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
 
@@ -117,7 +125,23 @@ class Child:
             seed=raw["seed"],
             flags=tuple(raw["flags"]),
         )
+        if self.case.case_set is CaseSet.PRIVATE:
+            self._withhold_output()
         self.send({"op": "case", "name": self.case.name})
+
+    def _withhold_output(self) -> None:
+        """Send fd 1 and 2 to the private sink: what the kernel prints from now on could name a
+        private case's sizes, and the output the worker drains is shown to the team. C's buffers
+        are flushed first, so everything printed before lands in the team's part."""
+        if self.private_sink is None:
+            return
+        _LIBC.fflush(None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.private_sink, 1)
+        os.dup2(self.private_sink, 2)
+        os.close(self.private_sink)
+        self.private_sink = None
 
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None

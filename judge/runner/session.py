@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from judge.backends import CaseSet
 from judge.errors import JudgeError
 from judge.problem import Case, Problem
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
@@ -29,16 +30,19 @@ from judge.sandbox.base import Bind, Sandbox, SandboxLimits
 from judge.sandbox.paths import interpreter
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PRIVATE_OUTPUT_NAME = "private-output.log"  # in the run folder: the kernel's output from the first private case on
 
 
 class RunnerDied(JudgeError):
     """The child ended during a call: crash, signal, exit, or killed for the time limit."""
 
-    def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str) -> None:
+    def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str,
+                 withheld_stderr: str = "") -> None:
         super().__init__(message)
         self.returncode = returncode
         self.timed_out = timed_out
-        self.stderr = stderr
+        self.stderr = stderr  # what the team may see: written before the first private case
+        self.withheld_stderr = withheld_stderr  # written after it: for the verdict only
 
 
 class RunnerStartFailed(JudgeError):
@@ -72,7 +76,8 @@ class _Drain(threading.Thread):
         self.dropped = 0
 
     def run(self) -> None:
-        while chunk := self.stream.read(65536):
+        # read1: whatever has arrived, at once (read(n) would wait for n bytes or the end).
+        while chunk := self.stream.read1(65536):
             room = self.limit - len(self.kept)
             self.kept += chunk[: max(room, 0)]
             self.dropped += max(len(chunk) - max(room, 0), 0)
@@ -130,6 +135,7 @@ class RunnerSession:
             "libraries": {name: str(path) for name, path in libraries.items()},
             "workspace_limit_bytes": workspace_limit_bytes,
             "lockdown": lockdown,
+            "private_output": str(workdir / PRIVATE_OUTPUT_NAME),
             "python_baseline": python_baseline,
             "generation_device": generation_device,
             "deterministic": deterministic,
@@ -144,6 +150,7 @@ class RunnerSession:
         self._proc: subprocess.Popen[bytes] | None = None
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, Any] = {}
+        self.private_output_withheld = False  # a private case was set: later output went to the sink
 
     def __enter__(self) -> RunnerSession:
         cmd_r, cmd_w = os.pipe()
@@ -205,10 +212,16 @@ class RunnerSession:
             drain.join(timeout=5)
 
     def output_text(self) -> str:
-        """The kernel's own stdout and stderr, capped; never parsed for results."""
-        return "".join(d.text() for d in self._drains)
+        """The kernel's own stdout and stderr up to the first private case, capped; never parsed
+        for results. From the first private case on the child writes them to a file of the run
+        folder instead (teams see this text, and a kernel could print a private case's sizes)."""
+        text = "".join(d.text() for d in self._drains)
+        if self.private_output_withheld:
+            text += "\n[output written from the first private case on is not shown]"
+        return text
 
     def set_case(self, case: Case, timeout_s: float) -> None:
+        self.private_output_withheld |= case.case_set is CaseSet.PRIVATE
         self._send({"op": "case", "case": {
             "name": case.name, "case_set": case.case_set.value, "dtype": case.dtype,
             "params": case.params, "seed": case.seed, "flags": list(case.flags)}})
@@ -264,8 +277,19 @@ class RunnerSession:
             raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
         return message
 
+    def _private_output_tail(self, limit: int = 64 * 1024) -> str:
+        """The end of what the child wrote after the first private case: a death's classification
+        reads it (bad_alloc, MemoryError), the team never sees it."""
+        path = Path(self._hello["private_output"])
+        try:
+            with path.open("rb") as fh:
+                fh.seek(max(0, path.stat().st_size - limit))
+                return fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     def _died(self, reason: str, *, timed_out: bool) -> Any:
         self.kill(grace_s=0.0 if timed_out else 1.0)
         assert self._proc is not None
-        stderr = self._drains[1].text()
-        raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out, stderr=stderr)
+        raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out,
+                         stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail())
