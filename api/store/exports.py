@@ -1,4 +1,4 @@
-"""CSV exports for organisers: submissions, results, reviews and the final ranking.
+"""CSV exports for organisers: submissions, results, every run, reviews and the final ranking.
 
 Each export is a generator of rows (the header first) over its own session, so
 a large export streams instead of being built in memory.
@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from api.store.audit import record_audit
 from api.store.competitions import competition_row
@@ -25,7 +25,8 @@ from api.store.views import Principal
 
 class ExportKind(StrEnum):
     SUBMISSIONS = "submissions"
-    RESULTS = "results"
+    RESULTS = "results"  # per case, of the run that counts for each submission
+    RUNS = "runs"  # every run: superseded, failed (IE) and reproduction runs too
     REVIEWS = "reviews"
     RANKING = "ranking"
 
@@ -59,6 +60,8 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
             for sid, rid, team, problem, backend, verdict, c in rows:
                 yield [sid, rid, team, problem, backend, verdict, c.name, c.case_set, c.passed, c.median_ns,
                        c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message]  # fmt: skip
+        elif kind is ExportKind.RUNS:
+            yield from _runs(session, competition_id)
         elif kind is ExportKind.REVIEWS:
             yield ["review_id", "reviewer", "team", "marks", "total", "comment", "created_at", "current"]
             for r in list_reviews(session, competition_id=competition_id, history=True):
@@ -72,6 +75,28 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                 subs = "; ".join(f"{p}={i}" for p, i in row.submission_ids.items())
                 yield [row.rank or "", row.team_name, row.online_score, row.reviewer_score, row.reviewers,
                        row.final_score, subs, row.disqualified]  # fmt: skip
+
+
+RUN_COLUMNS = ["submission_id", "team", "problem", "backend", "run_id", "kind", "counts", "status", "attempt",
+               "verdict", "score", "created_at", "started_at", "finished_at", "worker", "host", "device", "toolchain",
+               "reproduction_of", "flagged", "flag_reason", "message"]  # fmt: skip
+
+
+def _runs(session: Session, competition_id: int) -> Iterator[list[Any]]:
+    """Every run of the competition, oldest first; `counts` marks the run whose result ranks."""
+    yield RUN_COLUMNS
+    rows = session.execute(
+        select(Submission.id, Submission.scored_run_id, Team.name, Problem.slug, Submission.backend, Run)
+        .join(Submission, Submission.id == Run.submission_id).join(Team, Team.id == Submission.team_id)
+        .join(Problem, Problem.id == Submission.problem_id)
+        .where(Submission.competition_id == competition_id)
+        .options(lazyload(Run.submission))  # joined above already; the eager join would repeat it
+        .order_by(Submission.id, Run.id).execution_options(yield_per=1000)
+    )  # fmt: skip
+    for sid, scored_run_id, team, problem, backend, r in rows:
+        yield [sid, team, problem, backend, r.id, r.kind, r.id == scored_run_id, r.status, r.attempt, r.verdict,
+               r.score, r.created_at, r.started_at, r.finished_at, r.claimed_by, r.worker_host, r.device,
+               r.toolchain, r.reproduction_of, r.flagged, r.flag_reason, r.message]  # fmt: skip
 
 
 def log_export(session: Session, *, competition: str, kind: ExportKind, actor: Principal | None, now: datetime) -> int:

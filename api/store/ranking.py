@@ -17,7 +17,7 @@ from api.store.competitions import competition_row
 from api.store.enums import RankedBy, RelativeTo
 from api.store.models import Competition, CompetitionProblem, Problem
 from api.store.reviews import reviewer_scores
-from api.store.standings import CaseCell, TeamStanding, compute_standings
+from api.store.standings import CaseCell, Reference, TeamStanding, compute_standings, reference_of
 from api.store.standings_cache import read_standings
 from api.store.types import utcnow
 from judge.backends import CaseSet
@@ -72,6 +72,8 @@ class Leaderboard:
     rows: tuple[LeaderboardRow, ...] = ()
     baseline: LeaderboardRow | None = None  # the problem's baseline kernel: ratio 1 on every case
     problems: tuple[str, ...] = field(default=())
+    # Frozen public board: the r*_c its rows were scored with, which the viewer's live row is scored against.
+    reference: Reference = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ def leaderboard(
         ranked_by=comp.ranked_by, online_weight=comp.online_weight, reviewer_weight=comp.reviewer_weight,
         version=comp.board_version, generated_at=now, columns=columns, rows=tuple(rows),
         baseline=_baseline(comp, problems, columns, rows), problems=problems,
+        reference=reference_of(standings) if frozen_at is not None else {},
     )  # fmt: skip
     return for_viewer(session, board, viewer_team=viewer_team)
 
@@ -144,12 +147,24 @@ def for_viewer(session: Session, board: Leaderboard, *, viewer_team: int | None)
         return board
     rows = list(board.rows)
     if board.frozen and not board.final:
-        live = read_standings(session, competition_id=board.competition_id, case_set=CaseSet.BENCHMARKS,
-                              team_id=viewer_team)  # fmt: skip
+        live = _live_standing(session, board, viewer_team)
         if live:
             rows = _with_live_row(rows, _row(live[0], board.columns))
     rows = [replace(r, is_viewer=True) if r.team_id == viewer_team else r for r in rows]
     return replace(board, rows=tuple(rows))
+
+
+def _live_standing(session: Session, board: Leaderboard, team_id: int) -> list[TeamStanding]:
+    """The team's up-to-date standing on a frozen board.
+
+    Under `relative_to: best` a score depends on r*_c, which other teams' later
+    results move: score the team's entries against the frozen board's r*_c, so its
+    own row shows only its own results (judging.md "Freeze").
+    """
+    if board.relative_to is RelativeTo.BEST:
+        return compute_standings(session, competition_id=board.competition_id, case_set=CaseSet.BENCHMARKS,
+                                 team_id=team_id, reference=board.reference)  # fmt: skip
+    return read_standings(session, competition_id=board.competition_id, case_set=CaseSet.BENCHMARKS, team_id=team_id)
 
 
 def _final(session: Session, comp: Competition, problems: tuple[str, ...], now: datetime) -> Leaderboard:

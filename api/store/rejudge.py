@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from datetime import datetime
 
@@ -15,6 +14,7 @@ from api.store.enums import RunKind, RunStatus
 from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Problem, Run, Submission
 from api.store.standings_cache import read_standings
+from api.store.submissions import new_seed_salt
 from api.store.views import Principal, RunDispatch
 from judge.backends import Backend, CaseSet
 
@@ -52,7 +52,8 @@ def rejudge(
     runs = []
     for submission in submissions:
         run = Run(submission_id=submission.id, kind=RunKind.REJUDGE, status=RunStatus.PENDING,
-                  queue=queue_of(submission.backend), created_at=now, pending_since=now)  # fmt: skip
+                  queue=queue_of(submission.backend), created_at=now, pending_since=now,
+                  seed_salt=new_seed_salt())  # fmt: skip
         session.add(run)
         submission.status = RunStatus.PENDING
         runs.append(run)
@@ -77,7 +78,7 @@ def start_reproductions(
         for entry in standing.entries.values():
             run = Run(submission_id=entry.submission_id, kind=RunKind.REPRODUCTION, status=RunStatus.PENDING,
                       queue=queue_of(entry.backend), created_at=now, pending_since=now,
-                      reproduction_of=entry.run_id, seed_salt=secrets.token_hex(16))  # fmt: skip
+                      reproduction_of=entry.run_id, seed_salt=new_seed_salt())  # fmt: skip
             session.add(run)
             runs.append(run)
     if not runs:

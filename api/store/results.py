@@ -1,7 +1,8 @@
 """Run results: case rows written from a `JudgeResult`, and the views read back.
 
 Teams see their private cases as pass/fail only (judging.md: sizes are shown
-except for private cases) and never see reproduction runs or flags.
+except for private cases), so the run's message too when a private case decided
+the verdict, and never see reproduction runs or flags.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from api.store.models import CaseResultRow, Run
 from api.store.views import CaseView, RunView
 from judge.backends import CaseSet
 from judge.results import JudgeResult
+from judge.verdict import Verdict
 
 
 def write_cases(session: Session, *, run_id: int, result: JudgeResult) -> None:
@@ -74,13 +76,37 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         id=run.id, submission_id=run.submission_id, kind=run.kind, status=run.status, queue=run.queue,
         attempt=run.attempt, created_at=run.created_at, queued_at=run.queued_at, started_at=run.started_at,
         finished_at=run.finished_at, stage=run.stage, stage_times=dict(run.stage_times), verdict=run.verdict,
-        message=run.message, compile_log=run.compile_log, kernel_output=run.kernel_output,
-        findings=list(run.findings), score=run.score,
+        message=_team_message(run, cases) if team_view else run.message, compile_log=run.compile_log,
+        kernel_output=run.kernel_output, findings=list(run.findings), score=run.score,
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
         cases=[_case_view(c, redact=team_view and c.case_set is CaseSet.PRIVATE) for c in cases],
     )  # fmt: skip
+
+
+def _team_message(run: Run, cases: list[CaseResultRow]) -> str:
+    """The run's message as its team may see it.
+
+    The judge copies the deciding failure's message into the run's (judge/pipeline.py
+    `_conclude`), and for a private case that names its sizes and errors: replace it.
+    """
+    if _deciding_failure_is_private(run.verdict, cases) or _quotes_a_private_case(run.message, cases):
+        verdict = run.verdict.value if run.verdict else "failed"
+        return f"{verdict} on a private case (private cases report pass or fail only)"
+    return run.message
+
+
+def _deciding_failure_is_private(verdict: Verdict | None, cases: list[CaseResultRow]) -> bool:
+    """Whether the failure the run's verdict comes from, picked as `_conclude` does, is a private case."""
+    failures = [c for c in cases if not c.passed]
+    deciding = next((c for c in failures if c.verdict is verdict), failures[0] if failures else None)
+    return deciding is not None and deciding.case_set is CaseSet.PRIVATE
+
+
+def _quotes_a_private_case(message: str, cases: list[CaseResultRow]) -> bool:
+    # Belt and braces: a message built elsewhere that repeats a private case's own message.
+    return any(c.case_set is CaseSet.PRIVATE and c.message and c.message in message for c in cases)
 
 
 def _case_view(row: CaseResultRow, *, redact: bool) -> CaseView:

@@ -77,10 +77,25 @@ class _Entry:
     cells: tuple[CaseCell, ...] = ()
 
 
+Reference = dict[tuple[str, Backend, str], float]  # (problem, backend, case) -> r*_c
+_MAX_ROUNDS = 8  # `best` + `best`: rounds to settle which entries rank (two in practice)
+
+
 def compute_standings(
-    session: Session, *, competition_id: int, case_set: CaseSet, as_of: datetime | None = None
+    session: Session,
+    *,
+    competition_id: int,
+    case_set: CaseSet,
+    as_of: datetime | None = None,
+    team_id: int | None = None,
+    reference: Reference | None = None,
 ) -> list[TeamStanding]:
-    """Rank every team on `case_set`, from the results finished by `as_of` (None: all of them)."""
+    """Rank every team on `case_set`, from the results finished by `as_of` (None: all of them).
+
+    With `team_id`, only that team (its rank then means nothing). With `reference`,
+    r*_c comes from it instead of the ranked entries: a frozen board scores a team's
+    live row against the board's r*_c, so later results of other teams do not show.
+    """
     comp = session.get_one(Competition, competition_id)
     problems = list(
         session.scalars(
@@ -89,20 +104,31 @@ def compute_standings(
             .where(CompetitionProblem.competition_id == competition_id)
         )
     )
-    candidates = _candidates(competition_id, problems, as_of)
+    candidates = _candidates(competition_id, problems, as_of, team_id)
     latest_only = comp.ranked_by is RankedBy.LATEST
     entries = _load_entries(session, candidates, case_set, latest_only=latest_only)
-    _score(entries, comp.relative_to, comp.score_cap, pool=entries)
-    ranked = entries if latest_only else _best_per_problem(entries)
-    teams = _team_names(session, competition_id)
+    ranked = _rank(entries, comp.relative_to, comp.score_cap, latest_only=latest_only, reference=reference)
+    teams = _team_names(session, competition_id, team_id)
     # `entries` holds every judged entry in `best` mode, so the team's newest one is among them.
     standings = _aggregate(ranked, entries, teams, len(problems) or 1)
-    standings += _disqualified_teams(session, competition_id, {s.team_id for s in standings}, teams, as_of)
+    standings += _disqualified_teams(session, competition_id, {s.team_id for s in standings}, teams, as_of, team_id)
     return standings
 
 
-def _candidates(competition_id: int, problems: list[str], as_of: datetime | None) -> Select[Any]:
-    """Every submission that can rank, with the run whose results count."""
+def reference_of(standings: list[TeamStanding]) -> Reference:
+    """The r*_c a board was scored with: the lowest ratio of the accepted, ranked entries."""
+    best: Reference = {}
+    for standing in standings:
+        for slug, entry in standing.entries.items():
+            for cell in entry.cases:
+                if cell.score is not None and cell.ratio is not None:
+                    key = (slug, entry.backend, cell.case)
+                    best[key] = min(best.get(key, cell.ratio), cell.ratio)
+    return best
+
+
+def _candidates(competition_id: int, problems: list[str], as_of: datetime | None, team_id: int | None) -> Select[Any]:
+    """Every submission that can rank (of one team, with `team_id`), with the run whose results count."""
     if as_of is None:
         run_id = Submission.scored_run_id
         extra = []
@@ -122,6 +148,8 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
             .scalar_subquery()
         )
         extra = [Submission.created_at <= as_of]
+    if team_id is not None:
+        extra.append(Submission.team_id == team_id)
     return (
         select(Submission.id.label("submission_id"), Submission.team_id, Problem.slug.label("problem"),
                Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict)
@@ -162,14 +190,52 @@ def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, 
     return list(entries.values())
 
 
-def _score(entries: list[_Entry], relative_to: RelativeTo, cap: float, *, pool: list[_Entry]) -> None:
-    """judging.md "Scoring": per-case scores and the mean; r*_c is the lowest ratio in `pool`."""
-    best: dict[tuple[str, Backend, str], float] = {}
+def _rank(
+    entries: list[_Entry], relative_to: RelativeTo, cap: float, *, latest_only: bool, reference: Reference | None
+) -> list[_Entry]:
+    """Score `entries` and return those that rank (judging.md "Scoring").
+
+    r*_c is the lowest r_c of the accepted entries that rank. Under `latest` those are
+    `entries` already. Under `best` which entry of a team ranks depends on its score,
+    hence on r*_c: rank against every entry first, then against the entries chosen,
+    until the choice no longer changes.
+    """
+    if latest_only:
+        _score(entries, relative_to, cap, best=_with_fallback(reference, entries))
+        return entries
+    if reference is not None or relative_to is RelativeTo.BASELINE:
+        _score(entries, relative_to, cap, best=_with_fallback(reference, entries))
+        return _best_per_problem(entries)
+    ranked = entries
+    for _round in range(_MAX_ROUNDS):
+        _score(entries, relative_to, cap, best=_lowest_ratios(ranked))
+        chosen = _best_per_problem(entries)
+        if {e.run_id for e in chosen} == {e.run_id for e in ranked}:
+            return chosen
+        ranked = chosen
+    # No fixed point (the choice cycles): rank the last choice, scored against its own r*_c.
+    _score(entries, relative_to, cap, best=_lowest_ratios(ranked))
+    return ranked
+
+
+def _with_fallback(reference: Reference | None, entries: list[_Entry]) -> Reference:
+    """`reference` where it has a case, else the lowest ratio among `entries` (the team's own)."""
+    return {**_lowest_ratios(entries), **(reference or {})}
+
+
+def _lowest_ratios(pool: list[_Entry]) -> Reference:
+    """r*_c over the accepted entries of `pool`."""
+    best: Reference = {}
     for entry in pool:
         if _accepted(entry):
             for name, _passed, ratio in entry.cases:
                 key = (entry.problem, entry.backend, name)
                 best[key] = min(best.get(key, float("inf")), ratio)  # type: ignore[type-var]
+    return best
+
+
+def _score(entries: list[_Entry], relative_to: RelativeTo, cap: float, *, best: Reference) -> None:
+    """Per-case scores and the mean, with r*_c from `best`."""
     for entry in entries:
         ok = _accepted(entry)
         cells = []
@@ -177,7 +243,8 @@ def _score(entries: list[_Entry], relative_to: RelativeTo, cap: float, *, pool: 
             value = None
             if ok and ratio is not None:
                 if relative_to is RelativeTo.BEST:
-                    value = case_score_vs_best(ratio, best[(entry.problem, entry.backend, name)])
+                    # A case no ranked entry has: this entry would be the best of it.
+                    value = case_score_vs_best(ratio, best.get((entry.problem, entry.backend, name), ratio))
                 else:
                     value = case_score_vs_baseline(ratio, cap)
             cells.append(CaseCell(name, value, ratio, passed))
@@ -246,7 +313,12 @@ def _with_rank(standing: TeamStanding, rank: int | None) -> TeamStanding:
 
 
 def _disqualified_teams(
-    session: Session, competition_id: int, ranked: set[int], teams: dict[int, str], as_of: datetime | None
+    session: Session,
+    competition_id: int,
+    ranked: set[int],
+    teams: dict[int, str],
+    as_of: datetime | None,
+    team_id: int | None,
 ) -> list[TeamStanding]:
     """Teams whose every judged entry is disqualified: kept on the board, not ranked."""
     query = (
@@ -256,6 +328,8 @@ def _disqualified_teams(
     )
     if as_of is not None:
         query = query.where(Submission.created_at <= as_of)
+    if team_id is not None:
+        query = query.where(Submission.team_id == team_id)
     return [
         TeamStanding(team_id, teams.get(team_id, f"team {team_id}"), None, 0.0, None, True, last, None)
         for team_id, last in session.execute(query)
@@ -263,6 +337,8 @@ def _disqualified_teams(
     ]
 
 
-def _team_names(session: Session, competition_id: int) -> dict[int, str]:
-    rows = session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id))
-    return {team_id: name for team_id, name in rows}
+def _team_names(session: Session, competition_id: int, team_id: int | None) -> dict[int, str]:
+    query = select(Team.id, Team.name).where(Team.competition_id == competition_id)
+    if team_id is not None:
+        query = query.where(Team.id == team_id)  # one team's live row: per request, keep it small
+    return {found: name for found, name in session.execute(query)}

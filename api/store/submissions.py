@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import secrets
 from datetime import datetime
 
 from sqlalchemy import Select, select
@@ -61,10 +62,20 @@ def create_submission(
     session.add(submission)
     session.flush()
     run = Run(submission_id=submission.id, kind=RunKind.JUDGE, status=RunStatus.PENDING, queue=queue,
-              created_at=now, pending_since=now)  # fmt: skip
+              created_at=now, pending_since=now, seed_salt=new_seed_salt())  # fmt: skip
     session.add(run)
     session.commit()
     return NewSubmission(submission.id, run.id, queue, RunStatus.PENDING)
+
+
+def new_seed_salt() -> str:
+    """A fresh salt for a run's case seeds (judging.md stage 3: seeds the submission cannot predict).
+
+    Without it every run of a case would get the same inputs, which a team can read
+    in one run (its kernel's output) and hard-code in the next. The salt is stored
+    with the run, so organisers can still regenerate that run's inputs exactly.
+    """
+    return secrets.token_hex(16)
 
 
 def list_submissions(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from api.store.audit import record_audit
 from api.store.competitions import competition_row
 from api.store.enums import Role
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
-from api.store.models import Reviewer, Team
+from api.store.models import Review, Reviewer, Team
 from api.store.standings_cache import bump_board_version
 from api.store.tokens import add_token, revoke_tokens_of
 from api.store.views import IssuedToken, Principal, ReviewerView, TeamView
@@ -85,18 +85,31 @@ def set_finalists(
 def add_reviewer(
     session: Session, *, competition: str, name: str, pepper: bytes, actor: Principal | None, now: datetime
 ) -> tuple[ReviewerView, IssuedToken]:
-    """A reviewer and their token; re-adding a removed reviewer reactivates them (audited; commits)."""
+    """A reviewer and their token (audited; commits).
+
+    Re-adding a removed reviewer reactivates them with a new token, and their current
+    marks count again: removing is undone, and re-adding is how a reviewer who lost
+    their token gets a new one without marking every finalist again.
+    """
     comp = competition_row(session, competition)
     name = _clean_name(name)
     row = session.scalars(select(Reviewer).where(Reviewer.competition_id == comp.id, Reviewer.name == name)).first()
     if row is not None and row.active:
         raise ConflictError(f"competition {competition!r} has a reviewer {name!r} already")
+    restored = 0
     if row is None:
         row = Reviewer(competition_id=comp.id, name=name, active=True, created_at=now)
         session.add(row)
         session.flush()
+    else:
+        restored = _current_marks(session, row.id)
+        # Their marks count again: the final ranking reads reviews at request time, bump the caches.
+        bump_board_version(session, competition_id=comp.id)
     row.active = True
     issued = add_token(session, pepper=pepper, role=Role.REVIEWER, now=now, reviewer_id=row.id, label=name)
+    details: dict[str, object] = {"reviewer_id": row.id, "token": issued.prefix}
+    if restored:
+        details["marks_restored"] = restored
     record_audit(
         session,
         actor=actor,
@@ -104,14 +117,20 @@ def add_reviewer(
         now=now,
         competition_id=comp.id,
         target=name,
-        details={"reviewer_id": row.id, "token": issued.prefix},
+        details=details,
     )
     session.commit()
     return _reviewer(row), issued
 
 
+def _current_marks(session: Session, reviewer_id: int) -> int:
+    """How many teams the reviewer has current marks for."""
+    query = select(func.count()).select_from(Review).where(Review.reviewer_id == reviewer_id, Review.is_current)
+    return int(session.scalar(query) or 0)
+
+
 def remove_reviewer(session: Session, *, reviewer_id: int, actor: Principal | None, now: datetime) -> ReviewerView:
-    """Deactivate a reviewer: their tokens are revoked and their marks stop counting (audited; commits)."""
+    """Deactivate a reviewer: tokens revoked, marks not counted until they are re-added (audited; commits)."""
     row = session.get(Reviewer, reviewer_id)
     if row is None:
         raise NotFoundError(f"no reviewer {reviewer_id}")

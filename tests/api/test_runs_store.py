@@ -51,7 +51,7 @@ def test_claim_is_compare_and_set(session: Session, contest: Contest, clock: Clo
     assert claimed is not None
     assert claimed.problem == "add_mul_relu" and claimed.backend is Backend.CPU and claimed.attempt == 1
     assert claimed.sources == [("kernel.cpp", KERNEL)] and claimed.deadline == clock.now + timedelta(seconds=600)
-    assert claimed.case_sets == (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE) and claimed.seed_salt == b""
+    assert claimed.case_sets == (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE) and len(claimed.seed_salt) == 16
     assert claim_run(session, run_id=created.run_id, worker="w2", now=clock.now) is None
     assert claim_run(session, run_id=created.run_id, worker="w1", now=clock.now) is None  # even the same worker
     # A redelivered task whose worker was lost may take the run over.
