@@ -108,11 +108,16 @@ async def current_principal(principal: OptionalPrincipal) -> Principal:
     return principal
 
 
+def _a(word: str) -> str:
+    """The word with its article: "an admin", "a team"."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _role(*roles: Role) -> Callable[[Principal], Awaitable[Principal]]:
     async def check(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
         if principal.role not in roles:
             wanted = " or ".join(r.value for r in roles)
-            raise PermissionDeniedError(f"this needs a {wanted} token; yours is a {principal.role.value} token")
+            raise PermissionDeniedError(f"this needs {_a(wanted)} token; yours is {_a(principal.role.value)} token")
         return principal
 
     return check

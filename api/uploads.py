@@ -16,7 +16,7 @@ from starlette.requests import Request
 from api.settings import Settings
 from judge.backends import Backend
 from judge.errors import SubmissionFormatError, UserFacingError
-from judge.submission import check_name
+from judge.submission import check_content, check_name
 
 _MAX_FIELD_BYTES = 256  # problem and backend are short words
 _MAX_FIELDS = 8
@@ -149,6 +149,13 @@ async def read_upload(request: Request, settings: Settings) -> UploadForm:
     return _form(collector.parts)
 
 
+def _content(name: str, content: bytes) -> bytes:
+    try:
+        return check_content(name, content)
+    except SubmissionFormatError as error:
+        raise UploadInvalidError(str(error)) from None
+
+
 def _form(parts: list[_Part]) -> UploadForm:
     fields = {p.name: p.data.decode("utf-8", "replace").strip() for p in parts if p.filename is None}
     problem = fields.get("problem", "")
@@ -172,7 +179,7 @@ def _form(parts: list[_Part]) -> UploadForm:
         if name in seen:
             raise UploadInvalidError(f"file {name!r} appears twice")
         seen.add(name)
-        files.append((name, bytes(part.data)))
+        files.append((name, _content(name, bytes(part.data))))
     if not files:
         raise UploadInvalidError("no source files: send one or more as 'files' fields")
     return UploadForm(problem, backend, files)

@@ -9,7 +9,8 @@ from judge.errors import SubmissionFormatError
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+MAX_NAME_CHARS = 100
+_SAFE_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_NAME_CHARS - 1}}}$")
 ALLOWED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh", ".txt")
 
 
@@ -17,6 +18,10 @@ def check_name(name: str) -> str:
     """The file name as given, or SubmissionFormatError saying why it is refused."""
     if "/" in name or "\\" in name or ".." in name:
         raise SubmissionFormatError(f"file name {name!r} must be a plain name, without folders or '..'")
+    if len(name) > MAX_NAME_CHARS:
+        raise SubmissionFormatError(
+            f"file name {name[:40]!r}... is {len(name)} characters long; the limit is {MAX_NAME_CHARS}"
+        )
     if not _SAFE_NAME.match(name):
         raise SubmissionFormatError(
             f"file name {name!r} may use only letters, digits, '_', '-' and '.', and must not start with '.'"
@@ -24,6 +29,17 @@ def check_name(name: str) -> str:
     if not name.endswith(ALLOWED_SUFFIXES):
         raise SubmissionFormatError(f"file {name!r} is not a source file ({', '.join(ALLOWED_SUFFIXES)})")
     return name
+
+
+def check_content(name: str, content: bytes) -> bytes:
+    """The content unchanged, or SubmissionFormatError for an empty file.
+
+    An empty file is in practice a mistake (the wrong file, an unsaved editor buffer): judged,
+    it would only fail to compile and spend one of the team's submissions.
+    """
+    if not content:
+        raise SubmissionFormatError(f"file {name!r} is empty (0 bytes); check that it is the right file, saved")
+    return content
 
 
 def make_sources(files: list[tuple[str, bytes]], limits: Limits) -> list[SourceFile]:
@@ -44,6 +60,8 @@ def make_sources(files: list[tuple[str, bytes]], limits: Limits) -> list[SourceF
             )
         seen.add(name)
         sources.append(SourceFile(name=name, content=content))
+    for source in sources:  # after the checks above, so a count or duplicate is reported first
+        check_content(source.name, source.content)
     return sources
 
 

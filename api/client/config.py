@@ -38,11 +38,12 @@ def config_path() -> Path:
 def read_config_file(path: Path | None = None) -> dict[str, str]:
     """The saved `url` and `token` (empty when there is no file)."""
     path = path or config_path()
-    if not path.is_file():
-        return {}
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        if not path.is_file():
+            return {}
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        # UnicodeDecodeError: a file that is not UTF-8 (TOML is UTF-8 only), e.g. saved by another tool.
         raise ConfigError(f"cannot read {path}: {error}; fix it or run `opjudge login` again") from None
     return {key: str(data[key]) for key in ("url", "token") if isinstance(data.get(key), str)}
 
@@ -50,14 +51,23 @@ def read_config_file(path: Path | None = None) -> dict[str, str]:
 def write_config_file(*, url: str, token: str, path: Path | None = None) -> Path:
     """Save the server URL and token, readable by the owner only (0600 from creation on)."""
     path = path or config_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    text = (
+        "# Written by `opjudge login`; it holds your team's token, keep it private.\n"
+        f"url = {_toml_string(url)}\ntoken = {_toml_string(token)}\n"
+    )
     temporary = path.with_suffix(".toml.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write("# Written by `opjudge login`; it holds your team's token, keep it private.\n")
-        out.write(f"url = {_toml_string(url)}\ntoken = {_toml_string(token)}\n")
-    os.chmod(temporary, 0o600)  # an existing temporary file keeps its old mode through O_CREAT
-    temporary.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temporary, 0o600)  # an existing temporary file keeps its old mode through O_CREAT
+        temporary.replace(path)
+    except OSError as error:  # a read-only home, or XDG_CONFIG_HOME pointing nowhere writable
+        raise ConfigError(
+            f"cannot write {path}: {error}; fix it (or set XDG_CONFIG_HOME to a writable folder) "
+            "and run `opjudge login` again"
+        ) from None
     return path
 
 

@@ -18,6 +18,7 @@ from api.dispatch import dispatch_runs, queue_for
 from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import render
+from api.schemas.bounds import PlainText, SubmissionId
 from api.store import (
     PermissionDeniedError,
     Principal,
@@ -67,7 +68,7 @@ def admin_page(request: Request, session: SessionDep, viewer: AdminViewer, now: 
 
 @router.post("/admin/s/{submission_id}/rejudge")
 def rejudge_submission(
-    submission_id: int, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
+    submission_id: SubmissionId, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
     dispatcher: DispatcherDep, viewer: AdminViewer, now: NowDep,
 ) -> Response:
     """A new rejudge run for the submission, queued at once."""
@@ -81,8 +82,8 @@ def rejudge_submission(
 
 @router.post("/admin/s/{submission_id}/disqualify")
 def disqualify(
-    submission_id: int, request: Request, csrf: Csrf, reason: Annotated[str, Form()], session: SessionDep,
-    settings: SettingsDep, viewer: AdminViewer, now: NowDep,
+    submission_id: SubmissionId, request: Request, csrf: Csrf, reason: Annotated[PlainText, Form()],
+    session: SessionDep, settings: SettingsDep, viewer: AdminViewer, now: NowDep,
 ) -> Response:
     """Keep the submission, stop ranking it, record why."""
     check_csrf(request, settings, csrf)
@@ -92,7 +93,7 @@ def disqualify(
 
 @router.post("/admin/s/{submission_id}/reinstate")
 def reinstate(
-    submission_id: int, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
+    submission_id: SubmissionId, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep,
     viewer: AdminViewer, now: NowDep,
 ) -> Response:
     """Undo a disqualification."""

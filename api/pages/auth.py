@@ -34,6 +34,8 @@ router = APIRouter(include_in_schema=False, route_class=PageRoute)
 class CsrfError(PermissionDeniedError):
     """A form without the right CSRF token (403)."""
 
+    MESSAGE = "the form's security token is missing or stale; reload the page and try again"
+
 
 def csrf_token(settings: Settings, token: str) -> str:
     """The CSRF token of a session: HMAC(pepper, token), never the token itself."""
@@ -85,7 +87,7 @@ def check_csrf(request: Request, settings: Settings, submitted: str) -> None:
     """Refuse a form whose CSRF token is not this session's."""
     token = request.cookies.get(TOKEN_COOKIE, "")
     if not token or not submitted or not hmac.compare_digest(csrf_token(settings, token), submitted):
-        raise CsrfError("the form's security token is missing or stale; reload the page and try again")
+        raise CsrfError(CsrfError.MESSAGE)
 
 
 def home_of(principal: Principal) -> str:

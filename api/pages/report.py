@@ -20,6 +20,7 @@ from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars
 from api.pages.devices import device_peaks
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
+from api.schemas.bounds import SubmissionId
 from api.store import (
     NotFoundError,
     Principal,
@@ -43,14 +44,16 @@ MAX_SOURCE_CHARS = 200_000  # sources shown inline; the upload limits keep real 
 
 
 @router.get("/s/{submission_id}")
-def report_page(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn, now: NowDep) -> Response:
+def report_page(
+    submission_id: SubmissionId, request: Request, session: SessionDep, viewer: LoggedIn, now: NowDep
+) -> Response:
     """The report of one submission: verdict, timeline, cases, charts, logs."""
     detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
     return render(request, "report.html", **report_context(session, detail, viewer=viewer, now=now))
 
 
 @router.get("/s/{submission_id}/timeline.frag")
-def timeline_fragment(submission_id: int, session: SessionDep, viewer: LoggedIn) -> Response:
+def timeline_fragment(submission_id: SubmissionId, session: SessionDep, viewer: LoggedIn) -> Response:
     """The stage timeline alone, polled while the run is in flight."""
     detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
     live = live_run(detail)

@@ -18,6 +18,8 @@ from api.deps import NowDep, SessionDep, SettingsDep
 from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import render, status_of
+from api.schemas.bounds import IdFilter, TeamId, text_problem
+from api.schemas.reviews import COMMENT_MAX_CHARS
 from api.store import (
     InvalidInputError,
     PermissionDeniedError,
@@ -50,14 +52,16 @@ async def form_fields(request: Request) -> dict[str, str]:
 
 
 @router.get("/review")
-def review_page(request: Request, session: SessionDep, viewer: ReviewerViewer, saved: int | None = None) -> Response:
+def review_page(
+    request: Request, session: SessionDep, viewer: ReviewerViewer, saved: IdFilter | None = None
+) -> Response:
     """The finalists with their submissions and this reviewer's marks."""
     return render(request, "review.html", **review_context(session, viewer, saved=saved, error=None, error_team=None))
 
 
 @router.post("/review/{team_id}")
 def save_marks(
-    team_id: int,
+    team_id: TeamId,
     request: Request,
     fields: Annotated[dict[str, str], Depends(form_fields)],
     session: SessionDep,
@@ -72,7 +76,7 @@ def save_marks(
     try:
         marks = {key: _mark(fields.get(f"mark_{key}", ""), key) for key in rubric}
         put_review(session, reviewer_id=viewer.reviewer_id, team_id=team_id, marks=marks,
-                   comment=fields.get("comment", "")[:4000], now=now)  # fmt: skip
+                   comment=_comment(fields.get("comment", "")), now=now)  # fmt: skip
     except StoreError as error:
         session.rollback()
         context = review_context(session, viewer, saved=None, error=str(error), error_team=team_id)
@@ -96,6 +100,18 @@ def review_context(session: Session, viewer: Principal, *, saved: int | None, er
         "error": error,
         "error_team": error_team,
     }
+
+
+def _comment(raw: str) -> str:
+    """The comment as typed, or InvalidInputError: the API's limit, refused rather than cut short."""
+    if len(raw) > COMMENT_MAX_CHARS:
+        raise InvalidInputError(
+            f"the comment has {len(raw)} characters; the limit is {COMMENT_MAX_CHARS}: shorten it and save again"
+        )
+    problem = text_problem(raw)
+    if problem is not None:
+        raise InvalidInputError(f"the comment cannot be saved: {problem}")
+    return raw
 
 
 def _mark(raw: str, key: str) -> float:

@@ -3,7 +3,8 @@
 The JSON API answers the store's errors with `{"detail": ...}` (api/errors.py);
 a person in a browser should see a page instead, with the same status code. A
 custom route class catches the errors of dependencies too, which a try/except
-inside each page function could not.
+inside each page function could not. Bad input (a form without a field, `?hall=abc`,
+`/s/abc`) gets a page too, not the API's JSON list of validation errors.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from fastapi import Request, Response
-from fastapi.responses import RedirectResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 
-from api.pages.web import error_page
+from api.errors import validation_errors, validation_reason, validation_status, value_error_reason
+from api.pages.web import error_page, render
 from api.store import AuthError
 from judge.errors import UserFacingError
 
@@ -41,5 +44,27 @@ class PageRoute(APIRoute):
                 return error_page(request, error)
             except UserFacingError as error:
                 return error_page(request, error)
+            except RequestValidationError as error:
+                return invalid_input_page(request, error)
+            except Exception as error:
+                reason = value_error_reason(error)
+                if reason is None:
+                    raise
+                return render(request, "error.html", status_code=422, title="Cannot use that", message=reason)
 
         return page_handler
+
+
+def invalid_input_page(request: Request, error: RequestValidationError) -> HTMLResponse:
+    """Bad input as a page: a form without its security token is refused like a forged one (403);
+    a path that cannot name anything is not found (404); other bad fields are a bad request (400)."""
+    from api.pages.auth import CsrfError  # noqa: PLC0415 - auth.py imports this module
+
+    errors = validation_errors(error)
+    if any(e["loc"] == ["body", "csrf"] and e["type"] == "missing" for e in errors):
+        return error_page(request, CsrfError(CsrfError.MESSAGE))
+    if validation_status(errors) == 404 or any(e["loc"][:1] == ["path"] for e in errors):
+        message = f"there is no page at {request.url.path} ({validation_reason(errors)})"
+        return render(request, "error.html", status_code=404, title="Not found", message=message)
+    return render(request, "error.html", status_code=400, title="Cannot use that",
+                  message=f"the request cannot be used: {validation_reason(errors)}")  # fmt: skip

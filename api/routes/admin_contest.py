@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import AdminDep, NowDep, SessionDep, SettingsDep
+from api.schemas.bounds import ReviewerId, TeamId, TokenId
 from api.schemas.competitions import (
     CompetitionCreate,
     CompetitionPublic,
@@ -31,6 +32,7 @@ from api.store import (
     attach_problem,
     create_competition,
     create_team,
+    get_team,
     issue_token,
     list_competitions,
     list_reviewers,
@@ -126,13 +128,14 @@ def finalists(slug: str, body: FinalistsUpdate, admin: AdminDep, session: Sessio
 
 
 @router.get("/teams/{team_id}/tokens", response_model=list[TokenPublic])
-def team_tokens(team_id: int, _admin: AdminDep, session: SessionDep) -> list[TokenPublic]:
+def team_tokens(team_id: TeamId, _admin: AdminDep, session: SessionDep) -> list[TokenPublic]:
+    get_team(session, team_id=team_id)  # an unknown team is a 404, as for POST, not an empty list
     return [TokenPublic.model_validate(t) for t in list_tokens(session, team_id=team_id)]
 
 
 @router.post("/teams/{team_id}/tokens", status_code=201, response_model=TokenCreated)
 def new_team_token(
-    team_id: int, admin: AdminDep, session: SessionDep, settings: SettingsDep, now: NowDep
+    team_id: TeamId, admin: AdminDep, session: SessionDep, settings: SettingsDep, now: NowDep
 ) -> TokenCreated:
     """Another token for a team (e.g. to replace a leaked one before revoking it)."""
     token = issue_token(session, pepper=settings.pepper, role=Role.TEAM, team_id=team_id, actor=admin, now=now)
@@ -149,7 +152,7 @@ def new_admin_token(
 
 
 @router.delete("/tokens/{token_id}", response_model=TokenPublic)
-def revoke(token_id: int, admin: AdminDep, session: SessionDep, now: NowDep) -> TokenPublic:
+def revoke(token_id: TokenId, admin: AdminDep, session: SessionDep, now: NowDep) -> TokenPublic:
     """Revoke a token: it stops working at once."""
     return TokenPublic.model_validate(revoke_token(session, token_id=token_id, actor=admin, now=now))
 
@@ -170,6 +173,6 @@ def new_reviewer(
 
 
 @router.delete("/reviewers/{reviewer_id}", response_model=ReviewerPublic)
-def drop_reviewer(reviewer_id: int, admin: AdminDep, session: SessionDep, now: NowDep) -> ReviewerPublic:
+def drop_reviewer(reviewer_id: ReviewerId, admin: AdminDep, session: SessionDep, now: NowDep) -> ReviewerPublic:
     """Remove a reviewer: their tokens are revoked and their marks stop counting."""
     return ReviewerPublic.model_validate(remove_reviewer(session, reviewer_id=reviewer_id, actor=admin, now=now))

@@ -12,6 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from api.deps import AdminDep, DatabaseDep, DispatcherDep, NowDep, SessionDep, SettingsDep, WriteSessionDep
 from api.dispatch import DispatchReport, dispatch_pending, dispatch_runs, queue_for
+from api.schemas.bounds import IdFilter, SubmissionId
 from api.schemas.judging import (
     AuditPublic,
     DisqualifyCreate,
@@ -35,6 +36,7 @@ from api.store import (
     list_workers,
     log_export,
     queue_load,
+    record_audit,
     rejudge,
     start_reproductions,
 )
@@ -67,7 +69,7 @@ def rejudge_runs(
 
 @router.post("/submissions/{submission_id}/disqualify", response_model=SubmissionPublic)
 def disqualify(
-    submission_id: int, body: DisqualifyCreate, admin: AdminDep, session: SessionDep, now: NowDep
+    submission_id: SubmissionId, body: DisqualifyCreate, admin: AdminDep, session: SessionDep, now: NowDep
 ) -> SubmissionPublic:
     """Disqualify a submission: kept and shown, never ranked; the reason is recorded."""
     found = disqualify_submission(session, submission_id=submission_id, reason=body.reason, actor=admin, now=now)
@@ -75,7 +77,7 @@ def disqualify(
 
 
 @router.delete("/submissions/{submission_id}/disqualify", response_model=SubmissionPublic)
-def reinstate(submission_id: int, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionPublic:
+def reinstate(submission_id: SubmissionId, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionPublic:
     """Undo a disqualification."""
     found = disqualify_submission(session, submission_id=submission_id, reason=None, actor=admin, now=now)
     return SubmissionPublic.model_validate(found)
@@ -109,9 +111,9 @@ def all_submissions(
     _admin: AdminDep,
     session: SessionDep,
     problem: str | None = None,
-    team_id: int | None = None,
+    team_id: IdFilter | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    before_id: int | None = None,
+    before_id: IdFilter | None = None,
 ) -> list[SubmissionPublic]:
     """Every team's submissions, newest first."""
     competition = get_competition(session, slug=slug)
@@ -124,7 +126,11 @@ def all_submissions(
 def export(
     slug: str, kind: ExportKind, admin: AdminDep, session: WriteSessionDep, database: DatabaseDep, now: NowDep
 ) -> StreamingResponse:
-    """Submissions, results (per case), reviews (with history) or the final ranking as CSV."""
+    """Submissions, results, runs, reviews or the final ranking as CSV.
+
+    `results` has the cases of the run that counts per submission; `runs` every run
+    (superseded, IE and reproduction runs too); `reviews` keeps the history.
+    """
     competition_id = log_export(session, competition=slug, kind=kind, actor=admin, now=now)
     rows = export_rows(database, competition_id=competition_id, competition=slug, kind=kind)
     return StreamingResponse(
@@ -139,7 +145,7 @@ def audit(
     session: SessionDep,
     competition: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    before_id: int | None = None,
+    before_id: IdFilter | None = None,
 ) -> list[AuditPublic]:
     """Organiser actions, newest first."""
     entries = list_audit(session, competition=competition, limit=limit, before_id=before_id)
@@ -159,9 +165,13 @@ def queues(_admin: AdminDep, session: SessionDep) -> list[QueueLoadPublic]:
 
 
 @router.post("/dispatch", response_model=RunsAccepted)
-def dispatch_now(_admin: AdminDep, session: SessionDep, dispatcher: DispatcherDep, now: NowDep) -> RunsAccepted:
-    """Hand the queue the runs left pending while it was down (the workers' reaper does this too)."""
+def dispatch_now(admin: AdminDep, session: SessionDep, dispatcher: DispatcherDep, now: NowDep) -> RunsAccepted:
+    """Hand the queue the runs left pending while it was down (the workers' reaper does this too; audited)."""
     report = dispatch_pending(session, dispatcher, min_age_s=0, now=now)
+    # judging.md: every organiser action is audited, this one with what it moved.
+    record_audit(session, actor=admin, action="dispatch", now=now, target="pending runs",
+                 details={"queued": report.queued, "pending": report.pending, "reason": report.reason})  # fmt: skip
+    session.commit()
     return _accepted(report.queued + report.pending, report)
 
 

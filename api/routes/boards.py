@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from functools import partial
 from typing import Annotated
 
@@ -11,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.boardcache import serialise
 from api.deps import BoardsDep, NowDep, OptionalPrincipal, SessionDep
+from api.schemas.bounds import Moment
 from api.schemas.competitions import CompetitionPublic
 from api.schemas.leaderboard import LeaderboardPublic
 from api.store import PermissionDeniedError, Role, get_competition, leaderboard
@@ -34,7 +34,9 @@ async def read_leaderboard(
     viewer: OptionalPrincipal,
     final: Annotated[bool, Query(description="the final ranking (private cases + reviewers), once published")] = False,
     unfrozen: Annotated[bool, Query(description="organisers only: ignore the freeze")] = False,
-    as_of: Annotated[datetime | None, Query(description="organisers only: the board at an earlier moment")] = None,
+    as_of: Annotated[
+        Moment | None, Query(description="organisers only: the board at an earlier moment, with its zone")
+    ] = None,
 ) -> Response:
     """The leaderboard as JSON; frozen boards still show the calling team its own results.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import NowDep, ReviewerDep, SessionDep
+from api.schemas.bounds import TeamId
 from api.schemas.reviews import FinalistPublic, ReviewCreate, ReviewPublic
 from api.store import list_finalists, put_review, reviewer_marks
 
@@ -20,7 +21,7 @@ def finalists(reviewer: ReviewerDep, session: SessionDep) -> list[FinalistPublic
 
 @router.put("/teams/{team_id}", response_model=ReviewPublic)
 def put_marks(
-    team_id: int, body: ReviewCreate, reviewer: ReviewerDep, session: SessionDep, now: NowDep
+    team_id: TeamId, body: ReviewCreate, reviewer: ReviewerDep, session: SessionDep, now: NowDep
 ) -> ReviewPublic:
     """Rubric marks for a finalist team; they replace the reviewer's earlier marks (kept as history)."""
     assert reviewer.reviewer_id is not None

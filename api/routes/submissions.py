@@ -16,6 +16,7 @@ from api.deps import (
     TeamOrAdmin,
 )
 from api.dispatch import dispatch_runs, queue_for
+from api.schemas.bounds import IdFilter, SubmissionId
 from api.schemas.submissions import (
     MePublic,
     QuotaPublic,
@@ -97,7 +98,7 @@ def my_submissions(
     team: CurrentTeam,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    before_id: int | None = None,
+    before_id: IdFilter | None = None,
 ) -> list[SubmissionPublic]:
     """The team's own submissions, newest first (`before_id` pages back)."""
     found = list_submissions(session, team_id=team.team_id, limit=limit, before_id=before_id)
@@ -105,14 +106,14 @@ def my_submissions(
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionDetailPublic)
-def read_submission(submission_id: int, caller: TeamOrAdmin, session: SessionDep) -> SubmissionDetailPublic:
+def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep) -> SubmissionDetailPublic:
     """A submission with its runs, per-case results and compile log (a team reads only its own)."""
     detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id)
     return SubmissionDetailPublic.model_validate(detail)
 
 
 @router.get("/submissions/{submission_id}/sources", response_model=list[SourcePublic])
-def read_sources(submission_id: int, caller: CurrentPrincipal, session: SessionDep) -> list[SourcePublic]:
+def read_sources(submission_id: SubmissionId, caller: CurrentPrincipal, session: SessionDep) -> list[SourcePublic]:
     """The uploaded files as text: a team reads its own, a reviewer its competition's finalists'."""
     reviewer_competition = caller.competition_id if caller.role is Role.REVIEWER else None
     files = submission_sources(session, submission_id=submission_id, team_id=caller.team_id,

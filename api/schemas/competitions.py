@@ -7,7 +7,9 @@ from datetime import datetime
 from pydantic import AwareDatetime, Field
 
 from api.schemas.base import Create, Public
+from api.schemas.bounds import Number, PlainText
 from api.store import RankedBy, RelativeTo
+from api.store.types import INT_MAX
 from judge.backends import Backend
 
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -45,33 +47,33 @@ class _Settable(Create):
     """Fields an organiser may set; None leaves a field as it is."""
 
     freeze_at: AwareDatetime | None = None
-    quota_per_day: int | None = Field(default=None, ge=0)
+    quota_per_day: int | None = Field(default=None, ge=1, le=INT_MAX)
     min_interval_s: int | None = Field(default=None, ge=0, le=86400)
-    max_in_flight: int | None = Field(default=None, ge=0)
-    online_weight: float | None = Field(default=None, ge=0)
-    reviewer_weight: float | None = Field(default=None, ge=0)
+    max_in_flight: int | None = Field(default=None, ge=1, le=INT_MAX)
+    online_weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    reviewer_weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     relative_to: RelativeTo | None = None
     ranked_by: RankedBy | None = None
-    score_cap: float | None = Field(default=None, ge=100)
-    rubric: dict[str, float] | None = None
+    score_cap: float | None = Field(default=None, ge=100, allow_inf_nan=False)
+    rubric: dict[PlainText, Number] | None = None
     reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
 
 
 class CompetitionCreate(_Settable):
     slug: str = Field(pattern=SLUG)
-    title: str = Field(min_length=1, max_length=200)
+    title: PlainText = Field(min_length=1, max_length=200)
     starts_at: AwareDatetime
     ends_at: AwareDatetime
 
 
 class CompetitionUpdate(_Settable):
-    title: str | None = Field(default=None, min_length=1, max_length=200)
+    title: PlainText | None = Field(default=None, min_length=1, max_length=200)
     starts_at: AwareDatetime | None = None
     ends_at: AwareDatetime | None = None
 
 
 class ProblemAttach(Create):
-    problem: str = Field(min_length=1, max_length=64)
+    problem: PlainText = Field(min_length=1, max_length=64)
     backends: list[Backend] | None = None  # None: every backend the problem has
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from api.schemas.base import Create, Public
+from api.schemas.bounds import PlainText, SubmissionId, TeamId
 from api.store import RunStatus
 from judge.verdict import Verdict
 
@@ -15,9 +16,9 @@ from judge.verdict import Verdict
 class RejudgeCreate(Create):
     """Exactly one of the three."""
 
-    submission_id: int | None = None
-    team_id: int | None = None
-    problem: str | None = None
+    submission_id: SubmissionId | None = None
+    team_id: TeamId | None = None
+    problem: PlainText | None = None
 
     @model_validator(mode="after")
     def _one(self) -> RejudgeCreate:
@@ -34,7 +35,7 @@ class RunsAccepted(Public):
 
 
 class DisqualifyCreate(Create):
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: PlainText = Field(min_length=1, max_length=2000)
 
 
 class ReproductionCreate(Create):

@@ -7,11 +7,12 @@ from datetime import datetime
 from pydantic import Field
 
 from api.schemas.base import Create, Public
+from api.schemas.bounds import IdFilter, PlainText
 from api.store import Role
 
 
 class TeamCreate(Create):
-    name: str = Field(min_length=1, max_length=100)
+    name: PlainText = Field(min_length=1, max_length=100)
 
 
 class TeamPublic(Public):
@@ -48,11 +49,11 @@ class TokenPublic(Public):
 
 
 class AdminTokenCreate(Create):
-    label: str = Field(min_length=1, max_length=100)
+    label: PlainText = Field(min_length=1, max_length=100)
 
 
 class ReviewerCreate(Create):
-    name: str = Field(min_length=1, max_length=100)
+    name: PlainText = Field(min_length=1, max_length=100)
 
 
 class ReviewerPublic(Public):
@@ -69,4 +70,4 @@ class ReviewerCreated(Public):
 
 
 class FinalistsUpdate(Create):
-    team_ids: list[int]
+    team_ids: list[IdFilter]

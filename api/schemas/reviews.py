@@ -7,11 +7,14 @@ from datetime import datetime
 from pydantic import Field
 
 from api.schemas.base import Create, Public
+from api.schemas.bounds import Number, PlainText
+
+COMMENT_MAX_CHARS = 10_000  # the review page's form takes the same
 
 
 class ReviewCreate(Create):
-    marks: dict[str, float]  # criterion -> mark, covering the competition's rubric exactly
-    comment: str = Field(default="", max_length=10_000)
+    marks: dict[PlainText, Number]  # criterion -> mark, covering the competition's rubric exactly
+    comment: PlainText = Field(default="", max_length=COMMENT_MAX_CHARS)
 
 
 class ReviewPublic(Public):

@@ -14,6 +14,7 @@ from api.store.enums import RankedBy, RelativeTo
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
 from api.store.models import DEFAULT_RUBRIC, Competition, CompetitionProblem, Problem
 from api.store.standings_cache import recompute_standings
+from api.store.types import INT_MAX, as_utc
 from api.store.views import CompetitionView, Principal, ProblemLink
 from judge.backends import Backend
 from judge.problem import Problem as ProblemDefinition
@@ -67,12 +68,13 @@ def create_competition(
     """A new competition; the freeze defaults to `freeze_before_end_s` before the end (commits)."""
     if session.scalar(select(func.count()).where(Competition.slug == slug)):
         raise ConflictError(f"a competition {slug!r} exists already")
+    _check_times(starts_at=starts_at, ends_at=ends_at)  # before the default freeze is computed from them
     row = Competition(
         slug=slug,
         title=title,
         starts_at=starts_at,
         ends_at=ends_at,
-        freeze_at=max(starts_at, ends_at - timedelta(seconds=freeze_before_end_s)),
+        freeze_at=_default_freeze(starts_at, ends_at, freeze_before_end_s),
         quota_per_day=quota_per_day,
         min_interval_s=min_interval_s,
         max_in_flight=max_in_flight,
@@ -166,6 +168,9 @@ def attach_problem(
     """
     comp = competition_row(session, competition, for_update=True)
     chosen = list(backends) if backends else list(problem.backends)
+    twice = sorted({b.value for b in chosen if chosen.count(b) > 1})
+    if twice:
+        raise InvalidInputError(f"backend {', '.join(twice)} is listed more than once; list each backend once")
     unknown = [b.value for b in chosen if b not in problem.backends]
     if unknown:
         raise InvalidInputError(
@@ -258,22 +263,57 @@ def _apply(row: Competition, changes: dict[str, Any]) -> None:
 
 
 def _validate(row: Competition) -> None:
+    _check_times(starts_at=row.starts_at, ends_at=row.ends_at, freeze_at=row.freeze_at)
     if row.ends_at <= row.starts_at:
         raise InvalidInputError("the competition must end after it starts")
     if row.freeze_at is not None and not row.starts_at <= row.freeze_at <= row.ends_at:
         raise InvalidInputError("the freeze time must lie within the competition's window")
-    for name in ("quota_per_day", "min_interval_s", "max_in_flight"):
-        if getattr(row, name) < 0:
-            raise InvalidInputError(f"{name} cannot be negative")
-    if row.min_interval_s > 24 * 3600:
-        raise InvalidInputError("min_interval_s is at most a day (86400 s)")
-    if min(row.online_weight, row.reviewer_weight) < 0 or row.online_weight + row.reviewer_weight <= 0:
-        raise InvalidInputError("weights must be non-negative and not both zero")
+    _check_quotas(row)
+    for name in ("online_weight", "reviewer_weight"):
+        if not math.isfinite(getattr(row, name)) or getattr(row, name) < 0:
+            raise InvalidInputError(f"{name} must be a finite number, 0 or more")
+    if row.online_weight + row.reviewer_weight <= 0:
+        raise InvalidInputError("online_weight and reviewer_weight cannot both be zero")
     if not 0 < row.reproduction_tolerance < 10 or not math.isfinite(row.score_cap) or row.score_cap < 100:
         raise InvalidInputError("reproduction_tolerance must be in (0, 10) and score_cap at least 100")
-    rubric = row.rubric
-    if not rubric or not all(isinstance(k, str) and isinstance(v, int | float) and v > 0 for k, v in rubric.items()):
-        raise InvalidInputError("the rubric maps each criterion to its positive maximum mark")
+    _check_rubric(row.rubric)
+
+
+def _default_freeze(starts_at: datetime, ends_at: datetime, before_end_s: int) -> datetime:
+    try:
+        return max(starts_at, ends_at - timedelta(seconds=before_end_s))
+    except OverflowError:  # an end within `before_end_s` of 0001-01-01: freeze from the start
+        return starts_at
+
+
+def _check_times(**moments: datetime | None) -> None:
+    """Each time must have a UTC form: the database stores UTC (0001-01-01T00:00+05:00 has none)."""
+    for name, moment in moments.items():
+        if moment is None:
+            continue
+        try:
+            as_utc(moment)
+        except OverflowError as error:
+            raise InvalidInputError(f"{name}: {error}") from None
+
+
+def _check_quotas(row: Competition) -> None:
+    # At least 1: with 0 submissions a day or 0 runs in flight every team would wait forever. judging.md
+    # gives quotas as limits on how often a team submits (defaults 50, 90 s, 2); the window closes a contest.
+    for name in ("quota_per_day", "max_in_flight"):
+        if not 1 <= getattr(row, name) <= INT_MAX:
+            raise InvalidInputError(f"{name} must be a whole number from 1 to {INT_MAX}")
+    if not 0 <= row.min_interval_s <= 24 * 3600:
+        raise InvalidInputError("min_interval_s must be from 0 to a day (86400 s)")
+
+
+def _check_rubric(rubric: dict[str, Any]) -> None:
+    # Finite maxima: an infinite one would let a reviewer give 1e308 and turn final scores into nan.
+    if not rubric or not all(
+        isinstance(k, str) and k and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        and v > 0 for k, v in rubric.items()
+    ):  # fmt: skip
+        raise InvalidInputError("the rubric maps each criterion to its maximum mark, a finite number above 0")
 
 
 def _jsonable(values: dict[str, Any]) -> dict[str, Any]:

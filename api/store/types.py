@@ -1,4 +1,4 @@
-"""Column types shared by the models: UTC datetimes and enums stored as plain strings."""
+"""Column types shared by the models: UTC datetimes, enums stored as plain strings, the integer range."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from typing import Any
 
 from sqlalchemy import DateTime, Enum, TypeDecorator
 from sqlalchemy.engine import Dialect
+
+# The largest value an Integer column holds on both databases (int4 on PostgreSQL; SQLite's are wider).
+# Ids and settings above it are refused at the edge: PostgreSQL would fail the query instead.
+INT_MAX = 2**31 - 1
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -25,13 +29,25 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError(f"naive datetime {value!r} given to the store; pass an aware UTC time")
-        value = value.astimezone(UTC)
+        value = as_utc(value)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """An aware time in UTC; OverflowError (saying so) when that falls outside years 1-9999.
+
+    "0001-01-01T00:00:00+05:00" is a valid time whose UTC form is in year 0, which
+    Python's datetime cannot hold: `astimezone` would raise a bare OverflowError.
+    """
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise OverflowError(f"{moment.isoformat()} is outside the years 1 to 9999 once converted to UTC") from None
 
 
 def str_enum(enum: type[StrEnum], length: int = 16) -> Enum:

@@ -57,6 +57,26 @@ def test_no_token_anywhere_is_a_clear_error(config_home: Path) -> None:
         resolve(url=None, token=None)
 
 
+def test_a_config_file_that_is_not_utf8_is_one_clear_line(config_home: Path) -> None:
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'url = "http://caf\xe9"\n')  # Latin-1, as another editor may save it
+    with pytest.raises(ConfigError, match=f"cannot read {path}.*run `opjudge login` again"):
+        read_config_file()
+    done = opjudge(["status"], home=config_home)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, explain(done)
+    assert done.stderr.startswith(f"error: cannot read {path}") and done.stderr.count("\n") == 1, explain(done)
+
+
+def test_an_unwritable_config_folder_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/proc/nonexistent")  # nothing can be created under /proc
+    with pytest.raises(ConfigError, match="cannot write /proc/nonexistent/opjudge/config.toml.*XDG_CONFIG_HOME"):
+        write_config_file(url="http://judge.example", token="opj_team_abc")
+    (tmp_path / "opjudge").write_text("a file where the folder should be")
+    with pytest.raises(ConfigError, match="cannot write"):
+        write_config_file(url="http://judge.example", token="opj_team_abc", path=tmp_path / "opjudge" / "config.toml")
+
+
 # ---- against a live server ------------------------------------------------------------------------
 
 
