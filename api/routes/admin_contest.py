@@ -72,7 +72,8 @@ def new_competition(
 def edit_competition(
     slug: str, body: CompetitionUpdate, admin: AdminDep, session: SessionDep, now: NowDep
 ) -> CompetitionPublic:
-    """Change settings; scoring changes recompute the standings."""
+    """Change settings; scoring changes recompute the standings. A new `ends_at` moves the
+    freeze with it, the same time before the end, unless `freeze_at` is set in the same change."""
     changes = body.model_dump(exclude_none=True)
     return CompetitionPublic.model_validate(
         update_competition(session, slug=slug, changes=changes, actor=admin, now=now)

@@ -118,6 +118,7 @@ def update_competition(
 ) -> CompetitionView:
     """Change settings (audited; commits); scoring changes recompute the standings."""
     row = competition_row(session, slug, for_update=True)
+    changes = _freeze_follows_the_end(row, changes)
     _apply(row, changes)
     record_audit(
         session, actor=actor, action=action, now=now, competition_id=row.id, target=slug, details=_jsonable(changes)
@@ -247,6 +248,22 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         reproduction_tolerance=row.reproduction_tolerance, final_published=row.final_published,
         board_version=row.board_version, problems=problems,
     )  # fmt: skip
+
+
+def _freeze_follows_the_end(row: Competition, changes: dict[str, Any]) -> dict[str, Any]:
+    """A new end moves the freeze with it, the same time before the end (judging.md: by default
+    30 minutes), unless the same change sets the freeze itself. Left where it was, the freeze
+    would grow with a later end, or fall outside a shortened window."""
+    if "ends_at" not in changes or "freeze_at" in changes or row.freeze_at is None:
+        return changes
+    ends_at = changes["ends_at"]
+    if not isinstance(ends_at, datetime):
+        return changes  # _apply refuses it with its own message
+    lead_s = int((row.ends_at - row.freeze_at).total_seconds())
+    starts_at = changes.get("starts_at", row.starts_at)
+    if not isinstance(starts_at, datetime):
+        return changes
+    return {**changes, "freeze_at": _default_freeze(starts_at, ends_at, lead_s)}
 
 
 def _apply(row: Competition, changes: dict[str, Any]) -> None:

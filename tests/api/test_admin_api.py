@@ -225,3 +225,26 @@ def test_workers_queues_and_dispatch_routes(client: TestClient, contest: Contest
     assert client.post("/api/v1/admin/dispatch", headers=admin).json()["run_ids"] == []
     listed = client.get("/api/v1/admin/competitions/cup/submissions", headers=admin).json()
     assert [s["team_name"] for s in listed] == ["alpha"]
+
+
+def test_moving_the_end_moves_the_freeze_with_it(client: TestClient, contest: Contest) -> None:
+    admin = contest.auth("admin")
+    end = START + timedelta(days=2)
+    body = {"slug": "autumn", "title": "Autumn cup", "starts_at": START.isoformat(), "ends_at": end.isoformat()}
+    assert client.post("/api/v1/admin/competitions", headers=admin, json=body).status_code == 201
+
+    def freeze_after(changes: dict) -> str:  # type: ignore[type-arg]
+        response = client.patch("/api/v1/admin/competitions/autumn", headers=admin, json=changes)
+        assert response.status_code == 200, response.text
+        return response.json()["freeze_at"]
+
+    later = end + timedelta(days=1)
+    assert freeze_after({"ends_at": later.isoformat()}).startswith((later - timedelta(minutes=30)).isoformat()[:16])
+    # Shortened past the old freeze: the freeze moves too, rather than the edit being refused.
+    sooner = START + timedelta(hours=1)
+    assert freeze_after({"ends_at": sooner.isoformat()}).startswith((sooner - timedelta(minutes=30)).isoformat()[:16])
+    # A freeze set in the same change is taken as it is.
+    own = START + timedelta(minutes=10)
+    assert freeze_after({"ends_at": end.isoformat(), "freeze_at": own.isoformat()}).startswith(own.isoformat()[:16])
+    # And its lead (here 2 days less 10 minutes) is kept by the next move of the end.
+    assert freeze_after({"ends_at": later.isoformat()}).startswith((own + timedelta(days=1)).isoformat()[:16])
