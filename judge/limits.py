@@ -11,7 +11,7 @@ class Limits:
     compile_log_limit_bytes: int = 64 * 1024  # judging.md: log cut to 64 KiB
     call_time_limit_s: float = 10.0  # one kernel_run call (TLE)
     run_time_limit_s: float = 600.0  # the whole judge run (TLE)
-    case_time_budget_s: float = 2.0  # timing budget per case and kernel
+    case_time_budget_s: float = 2.0  # timing budget per case and kernel (the oracle checks are not counted)
     min_timed_calls: int = 10
     max_timed_calls: int = 1000
     target_sem_ratio: float = 0.005  # stop once SEM < 0.5 % of the mean

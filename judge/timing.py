@@ -115,6 +115,7 @@ def time_case(
     times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
 
     pairs_done = [0]
+    checking_s = [0.0]  # spent in the oracle's checks: not part of the case's timing budget
 
     def pair(record: bool) -> bool:
         # A B B A: alternating which goes first cancels any bias of call order.
@@ -127,7 +128,9 @@ def time_case(
                                    recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
             check = conduct(case, outcome, limits.workspace_limit_bytes)
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
+                verify_started = time.monotonic()
                 check = verify(case, seed, outcome)
+                checking_s[0] += time.monotonic() - verify_started
                 result.checked_calls += 1
                 result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
@@ -145,7 +148,7 @@ def time_case(
         if not pair(record=False):
             return result
         warm += 1
-    started = time.monotonic()
+    started, checking_s[0] = time.monotonic(), 0.0
     sampler = CheckSampler(block, limits.extra_check_probability)  # blocks line up with the timed calls
     while len(times[SUBMISSION]) < limits.max_timed_calls:
         if not pair(record=True):
@@ -154,7 +157,7 @@ def time_case(
         if count < limits.min_timed_calls or not _enough_timed_checks(result, count, limits):
             continue
         precise = all(sem_ratio(t) < limits.target_sem_ratio for t in times.values())
-        if precise or time.monotonic() - started > limits.case_time_budget_s:
+        if precise or time.monotonic() - started - checking_s[0] > limits.case_time_budget_s:
             break
     # Only when the call cap cut the last block short: checked calls after the timing.
     while result.checked_calls < limits.min_checked_calls:

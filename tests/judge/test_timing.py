@@ -104,3 +104,26 @@ def test_a_security_violation_outranks_a_bad_return_code():
     case = Case(name="c", case_set=CaseSet.TESTS, dtype="float32", params={}, seed=1)
     outcome = CallOutcome(rc=3, elapsed_ns=1, digest_before={}, digest_after={}, new_threads=1, late_writes=[])
     assert conduct(case, outcome, 1 << 20).verdict is Verdict.SV
+
+
+def test_the_oracles_checks_do_not_use_up_the_timing_budget():
+    """A slow oracle must not cut the timed calls short: the budget is for timing."""
+    import time
+
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.timing import time_case
+    from judge.verdict import Verdict
+
+    def slow_check(case, seed, outcome):
+        time.sleep(0.05)
+        return CallCheck(Verdict.AC)
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    limits = Limits(min_timed_calls=10, max_timed_calls=100, target_sem_ratio=0.0, case_time_budget_s=0.5,
+                    min_warmup_calls=1, min_warmup_s=0.0, extra_check_probability=0.0)
+    timing = time_case(_ScriptedSession(), case, limits=limits, call_timeout_s=1.0, verify=slow_check)
+    # 25 checks take 1.25 s, far over the budget; the calls themselves take next to nothing.
+    assert timing.submission.count == 100
