@@ -80,6 +80,9 @@ def save_marks(
     except StoreError as error:
         session.rollback()
         context = review_context(session, viewer, saved=None, error=str(error), error_team=team_id)
+        # The form comes back as the reviewer filled it: a refusal loses nothing they typed.
+        context["typed"] = {"marks": {key: fields.get(f"mark_{key}", "") for key in rubric},
+                            "comment": fields.get("comment", "")}
         return render(request, "review.html", status_code=status_of(error), **context)
     return RedirectResponse(f"/review?saved={team_id}#team-{team_id}", status_code=303)
 
@@ -99,6 +102,8 @@ def review_context(session: Session, viewer: Principal, *, saved: int | None, er
         "saved_name": next((f.team_name for f in finalists if f.team_id == saved), None),
         "error": error,
         "error_team": error_team,
+        "typed": None,  # what was typed in the refused form (error_team's), to fill it in again
+        "comment_max_chars": COMMENT_MAX_CHARS,
     }
 
 

@@ -438,8 +438,10 @@ class TestPagesAnswerBadInputWithPages:
         csrf = _log_in(pages, contest, settings, "reviewer")
         team = contest.team_ids["alpha"]
         form = {"csrf": csrf, **{f"mark_{k}": str(v) for k, v in FULL_MARKS.items()}}
-        _page(pages.post(f"/review/{team}", data=form | {"comment": "x" * 10_001}), 422,
-              "the comment has 10001 characters; the limit is 10000")  # fmt: skip
+        refused = pages.post(f"/review/{team}", data=form | {"comment": "x" * 10_001})
+        _page(refused, 422, "the comment has 10001 characters; the limit is 10000")
+        assert "x" * 10_001 in refused.text, "the refused form must come back with what was typed"
+        assert 'maxlength="10000"' in refused.text
         _page(pages.post(f"/review/{team}", data=form | {"comment": "a\x00b"}), 422, "NUL character")
         with database.session(write=False) as session:
             assert list_reviews(session, reviewer_id=contest.reviewer_id) == []
