@@ -11,7 +11,8 @@ Delivery guarantees (issue 4 item 3):
   the run over (`take_over`), so it is judged once more and finishes once.
 - `worker_prefetch_multiplier=1`, concurrency 1: a worker holds one run per device.
 - Redis's visibility timeout is longer than a run's deadline, so Redis never
-  hands a task to a second worker while the first is still within its time.
+  hands a task to a second worker while the first is still within its time; and
+  `task_time_limit` (between the two) stops a hung worker before Redis would.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ def make_celery(
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
+        # A worker that hangs past its run's deadline is stopped, and its message acknowledged,
+        # before Redis's visibility timeout hands the message to another worker, which would
+        # take the run over from whoever the reaper gave it to meanwhile.
+        task_time_limit=settings.task_time_limit_s,
         worker_prefetch_multiplier=1,
         worker_concurrency=1,
         worker_pool="prefork",
@@ -102,7 +107,7 @@ def _register_tasks(app: OpjudgeCelery) -> None:
             outcome = judge_run(app.ctx, run_id, take_over=take_over or redelivered)
         except StoreUnavailableError as exc:
             # Tried again later; if this worker held the run, that later try takes it over.
-            raise self.retry(kwargs={"run_id": run_id, "take_over": exc.held}, exc=exc,
+            raise self.retry(kwargs={"run_id": run_id, "take_over": take_over or redelivered or exc.held}, exc=exc,
                              countdown=STORE_RETRY_COUNTDOWN_S) from exc
         if outcome.outcome is Outcome.RETRY:
             _retry_with_backoff(self, app.ctx, run_id, outcome.retry_in_s or 0.0)

@@ -76,7 +76,7 @@ class InProcessDispatcher:
                 outcome = judge_run(self._ctx, run_id, take_over=take_over)
             except StoreUnavailableError as exc:
                 log.warning("run %s: %s; trying again in %.0f s", run_id, exc, STORE_RETRY_DELAY_S)
-                self._later(STORE_RETRY_DELAY_S, run_id, exc.held)
+                self._later(STORE_RETRY_DELAY_S, run_id, take_over or exc.held)
                 continue
             except Exception:  # the judging thread must survive anything one run does
                 log.exception("run %s: the in-process worker failed", run_id)

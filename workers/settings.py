@@ -81,6 +81,12 @@ class WorkerSettings(Settings):
         """
         return float(self.run_deadline_s) + 300.0
 
+    @property
+    def task_time_limit_s(self) -> float:
+        """Celery stops a task that runs this long: past the run's deadline (the reaper has
+        given the run to another worker by then) and before the visibility timeout."""
+        return float(self.run_deadline_s) + 120.0
+
 
 def _parts(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]

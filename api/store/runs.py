@@ -130,7 +130,7 @@ def finish_run(
     submission = run.submission
     if run.kind is RunKind.JUDGE:
         submission.charged = result.verdict.charged  # judging.md: IE is never charged
-    if run.kind.scored and result.verdict is not Verdict.IE:
+    if run.kind.scored and result.verdict is not Verdict.IE and _newest_result(session, submission, run):
         submission.scored_run_id = run.id
         submission.verdict = result.verdict
         submission.score = result.score
@@ -145,11 +145,21 @@ def finish_run(
     return True
 
 
+def _newest_result(session: Session, submission: Submission, run: Run) -> bool:
+    """Whether `run` is newer than the run whose result the submission shows now.
+
+    A rejudge's run is newer than the run it replaces; should the older one finish last (a slow
+    worker), its result is kept on the run but must not take the submission back.
+    """
+    session.refresh(submission, with_for_update=True)  # two finishing runs of one submission queue here
+    return submission.scored_run_id is None or run.id > submission.scored_run_id
+
+
 def fail_run(
     session: Session, *, run_id: int, reason: str, retry: bool, now: datetime | None = None,
     holder: RunHolder | None = None,
 ) -> bool:
-    """An internal error: give the quota back; `retry` puts the run back to pending (commits).
+    """An internal error: `retry` puts the run back to pending; a final one gives the quota back (commits).
 
     Returns False when the run had finished already or, with `holder`, is no longer held under
     that claim (a stale worker must not put back a run that another worker is judging).
@@ -159,15 +169,20 @@ def fail_run(
         session.rollback()
         return False
     now = now or utcnow()
-    if run.kind is RunKind.JUDGE:
-        run.submission.charged = False
     run.claimed_by, run.deadline, run.stage = None, None, None
     if retry:
+        # Still charged while it is retried: the team could otherwise submit past its quota
+        # and its minimum interval in the meantime. A final IE gives the quota back.
         run.status, run.pending_since = RunStatus.PENDING, now
         run.message = f"retrying after an internal error: {reason}"
     else:
         run.status, run.verdict, run.finished_at = RunStatus.FAILED, Verdict.IE, now
         run.message = f"internal error: {reason}"
+        if run.kind is RunKind.JUDGE:
+            run.submission.charged = False
+        elif run.kind is RunKind.REPRODUCTION:
+            session.flush()
+            compare_reproduction(session, run=run)  # an IE reproduction is flagged, as in finish_run
     _sync_submission(session, run.submission)
     session.commit()
     return True

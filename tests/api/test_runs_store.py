@@ -106,7 +106,9 @@ def test_internal_error_gives_the_quota_back(session: Session, contest: Contest,
     claim_run(session, run_id=created.run_id, worker="w1", now=clock.now)
     assert fail_run(session, run_id=created.run_id, reason="worker lost its toolchain", retry=True, now=clock.now)
     quota = team_quota(session, team_id=team, now=clock.now)
-    assert quota.used_24h == 0 and quota.in_flight == 1  # back to pending, waiting for its retry
+    # Back to pending, waiting for its retry: still charged, or the team could submit past its
+    # quota meanwhile; only a final IE gives the quota back.
+    assert quota.used_24h == 1 and quota.in_flight == 1
     assert runs_to_dispatch(session, limit=10, now=clock.now + timedelta(seconds=10))[0].run_id == created.run_id
     again = claim_run(session, run_id=created.run_id, worker="w2", now=clock.now)
     assert again is not None and again.attempt == 2
@@ -114,7 +116,8 @@ def test_internal_error_gives_the_quota_back(session: Session, contest: Contest,
     assert not fail_run(session, run_id=created.run_id, reason="twice", retry=False, now=clock.now)
     run = submission_detail(session, submission_id=created.submission_id).runs[0]
     assert run.status is RunStatus.FAILED and run.verdict is Verdict.IE and "still broken" in run.message
-    assert team_quota(session, team_id=team, now=clock.now).in_flight == 0
+    quota = team_quota(session, team_id=team, now=clock.now)
+    assert quota.in_flight == 0 and quota.used_24h == 0
 
 
 def test_an_ie_result_is_not_charged_and_does_not_rank(session: Session, contest: Contest, clock: Clock) -> None:
@@ -305,3 +308,42 @@ def test_a_restarted_worker_releases_what_its_earlier_process_held(
                           holder=RunHolder("w1", held.attempt))  # fmt: skip
     assert finish_run(session, run_id=mine.run_id, result=result(), worker_info={}, now=clock.now,
                       holder=RunHolder("w1", again.attempt))  # fmt: skip
+
+
+def test_an_older_run_finishing_after_its_rejudge_does_not_take_the_submission_back(
+    session: Session, contest: Contest, clock: Clock
+) -> None:
+    from api.store import rejudge
+
+    created = _submit(session, contest, clock)
+    judge = claim_run(session, run_id=created.run_id, worker="slow", now=clock.now)
+    redo = rejudge(session, competition=contest.slug, actor=None, now=clock.now, queue_of=lambda _b: "judge.cpu",
+                   submission_id=created.submission_id)  # fmt: skip
+    again = claim_run(session, run_id=redo[0].run_id, worker="fast", now=clock.now)
+    assert judge is not None and again is not None
+    assert finish_run(session, run_id=again.run_id, result=result(verdict=Verdict.WA, failed=("t1",)),
+                      worker_info={}, now=clock.now, holder=RunHolder("fast", again.attempt))  # fmt: skip
+    # The older run still finishes and keeps its own result, but the rejudge's stands.
+    assert finish_run(session, run_id=judge.run_id, result=result(benchmarks={"b1": 1.0}), worker_info={},
+                      now=clock.now, holder=RunHolder("slow", judge.attempt))  # fmt: skip
+    detail = submission_detail(session, submission_id=created.submission_id)
+    assert detail.scored_run_id == again.run_id and detail.submission.verdict is Verdict.WA
+    assert {r.id: r.verdict for r in detail.runs}[judge.run_id] is Verdict.AC
+
+
+def test_a_reproduction_that_ends_ie_is_flagged(session: Session, contest: Contest, clock: Clock) -> None:
+    from api.store.enums import RunKind
+    from api.store.types import utcnow
+
+    created = _submit(session, contest, clock)
+    reproduction = Run(submission_id=created.submission_id, kind=RunKind.REPRODUCTION, status=RunStatus.PENDING,
+                       queue="judge.cpu", created_at=utcnow(), pending_since=utcnow(),
+                       reproduction_of=created.run_id, seed_salt="00" * 16)  # fmt: skip
+    session.add(reproduction)
+    session.commit()
+    claimed = claim_run(session, run_id=reproduction.id, worker="w", now=clock.now)
+    assert claimed is not None
+    assert fail_run(session, run_id=reproduction.id, reason="started 3 times and never finished", retry=False,
+                    now=clock.now, holder=RunHolder("w", claimed.attempt))  # fmt: skip
+    run = session.get_one(Run, reproduction.id, populate_existing=True)
+    assert run.verdict is Verdict.IE and run.flagged and run.flag_reason

@@ -23,6 +23,8 @@ def test_delivery_settings_follow_the_issue(settings) -> None:
     assert conf.broker_url == "memory://" and conf.task_ignore_result
     # Redis must not hand a task to a second worker while the first is within the run's deadline.
     assert conf.broker_transport_options["visibility_timeout"] > settings.run_deadline_s
+    # A hung worker is stopped (its message acknowledged) before Redis would hand the message on.
+    assert settings.run_deadline_s < conf.task_time_limit < conf.broker_transport_options["visibility_timeout"]
     assert "max_retries" not in conf.broker_transport_options  # a worker keeps reconnecting
     assert make_celery(settings, publisher=True).conf.broker_transport_options["max_retries"] == 0
     task = app.tasks[JUDGE_TASK]
@@ -75,3 +77,23 @@ def test_queues_name_their_backend(queue: str, backend: Backend) -> None:
 def test_unknown_queues_are_refused(queue: str) -> None:
     with pytest.raises(WorkerConfigError, match="unknown queue"):
         backend_for_queue(queue)
+
+
+def test_a_takeover_stays_one_when_the_store_is_down(ctx, monkeypatch) -> None:
+    """A redelivered task that meets a database outage before its claim retries as a takeover
+    still; otherwise the retry skips the run, which then blocks the team until its deadline."""
+    from workers.tasks import Outcome, RunOutcome, StoreUnavailableError
+
+    seen: list[bool] = []
+
+    def judge_run(_ctx, run_id: int, *, take_over: bool = False) -> RunOutcome:
+        seen.append(take_over)
+        if len(seen) == 1:
+            raise StoreUnavailableError("database unavailable during claim", held=False)
+        return RunOutcome(run_id, Outcome.SKIPPED)
+
+    monkeypatch.setattr("workers.celery_app.judge_run", judge_run)
+    app = make_celery(ctx.settings, ctx=ctx)
+    app.conf.task_always_eager = True
+    app.tasks[JUDGE_TASK].apply(kwargs={"run_id": 1, "take_over": True})
+    assert seen == [True, True]

@@ -88,13 +88,13 @@ def test_a_worker_whose_run_was_taken_over_stores_nothing(ctx, submit, fake_judg
         assert session.get_one(Run, created.run_id).claimed_by == "judge.cpu@other.9"
 
 
-def test_an_internal_error_is_retried_and_never_charged(ctx, submit, fake_judge) -> None:
+def test_an_internal_error_is_retried_and_charged_only_for_its_final_verdict(ctx, submit, fake_judge) -> None:
     fake_judge(Verdict.IE, Verdict.AC)
     created = submit()
     first = judge_run(ctx, created.run_id)
     assert first.outcome is Outcome.RETRY and first.retry_in_s == 0
     run, charged = run_of(ctx, created.submission_id)
-    assert run.status is RunStatus.PENDING and not charged
+    assert run.status is RunStatus.PENDING and charged  # the quota stays used while it is retried
     second = judge_run(ctx, created.run_id)
     assert second.verdict is Verdict.AC
     run, charged = run_of(ctx, created.submission_id)
