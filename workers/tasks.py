@@ -19,6 +19,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
 
@@ -124,7 +125,9 @@ def judge_run(ctx: WorkerContext, run_id: int, *, take_over: bool = False) -> Ru
     if result.verdict is Verdict.IE and claimed.attempt < settings.max_attempts:
         return _retry_later(ctx, claimed, result.message)
     info = _worker_info(ctx, claimed, result)
-    stored = _store(ctx, "finish", held=True,
+    # Kept until the claim's deadline: giving the run back would throw the judged result away,
+    # and on the last attempt end it as IE.
+    stored = _store(ctx, "finish", held=True, until=claimed.deadline,
                     call=lambda s: finish_run(s, run_id=run_id, result=result, worker_info=info,
                                               holder=_holder(ctx, claimed)))
     log.info("run %s: %s%s", run_id, result.verdict.value,
@@ -187,9 +190,14 @@ def _worker_info(ctx: WorkerContext, claimed: ClaimedRun, result: JudgeResult) -
     return info
 
 
-def _store(ctx: WorkerContext, what: str, *, held: bool, call: Callable[[Session], T]) -> T:
-    """Run one store call, waiting out a database outage for up to STORE_RETRY_WINDOW_S."""
-    give_up = time.monotonic() + STORE_RETRY_WINDOW_S
+def _store(ctx: WorkerContext, what: str, *, held: bool, call: Callable[[Session], T],
+           until: datetime | None = None) -> T:
+    """Run one store call, waiting out a database outage for up to STORE_RETRY_WINDOW_S, or
+    until `until` when that is later (a judged result is kept while the claim lasts)."""
+    window_s = STORE_RETRY_WINDOW_S
+    if until is not None:
+        window_s = max(window_s, (until - utcnow()).total_seconds())
+    give_up = time.monotonic() + window_s
     delay = 0.5
     while True:
         try:

@@ -169,3 +169,24 @@ def test_a_database_that_stays_down_gives_the_run_back(ctx, submit, monkeypatch)
     with pytest.raises(StoreUnavailableError) as caught:
         judge_run(ctx, created.run_id)
     assert caught.value.held is False
+
+
+def test_a_judged_result_waits_out_an_outage_while_the_claim_lasts(ctx, submit, fake_judge, monkeypatch) -> None:
+    """The store retry window is short for claims, but a judged result is kept until the claim's
+    deadline: giving the run back would throw it away (and end the last attempt as IE)."""
+    fake_judge(Verdict.AC)
+    created = submit()
+    monkeypatch.setattr(tasks, "STORE_RETRY_WINDOW_S", 0.0)
+    real_finish, failures = tasks.finish_run, [0]
+
+    def flaky_finish(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if failures[0] < 2:
+            failures[0] += 1
+            raise OperationalError("UPDATE runs", {}, ConnectionRefusedError("connection refused"))
+        return real_finish(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "finish_run", flaky_finish)
+    outcome = judge_run(ctx, created.run_id)
+    assert outcome.outcome is Outcome.JUDGED and outcome.verdict is Verdict.AC and failures[0] == 2
+    run, _charged = run_of(ctx, created.submission_id)
+    assert run.status is RunStatus.DONE and run.verdict is Verdict.AC
