@@ -31,6 +31,9 @@ class CallCheck:
 def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
     """The checks that need no oracle, in judging.md's verdict order: SV (threads, late writes),
     MLE (workspace), RE (return code), WA (inputs)."""
+    if outcome.openmp_level:
+        return CallCheck(Verdict.SV, f"case {case.name}: kernel_run returned from inside an OpenMP parallel "
+                         "region (it jumped out of it), leaving threads working after the call")
     if outcome.new_threads:
         return CallCheck(Verdict.SV, f"case {case.name}: a thread the kernel started was still alive after "
                          "kernel_run returned; all work must finish inside the call")

@@ -138,6 +138,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                         _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
                         _time_case(session, case, case_result, checker, host, runtime_options)
                         reporter.note(f"timed {case.name}")
+                        if not case_result.passed:
+                            break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.

@@ -57,7 +57,7 @@ COMMON_BANNED: tuple[BannedName, ...] = (
     *_calls(
         "__rdtsc __rdtscp _rdtsc __builtin_ia32_rdtsc __builtin_ia32_rdtscp __builtin_ia32_rdpmc __rdpmc "
         "_rdpmc __builtin_readcyclecounter __builtin_readsteadycounter clock_gettime gettimeofday clock "
-        "timespec_get getrusage times omp_get_wtime omp_get_wtick",
+        "timespec_get getrusage times omp_get_wtime omp_get_wtick omp_get_wtime_ omp_get_wtick_",
         "timer-read",
         _TIMER,
     ),

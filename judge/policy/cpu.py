@@ -42,7 +42,7 @@ RULES = BackendRules(
     allowed_imports=MATH_IMPORTS | LIBC_IMPORTS | CXX_RUNTIME_IMPORTS,
     allowed_import_patterns=(
         r"GOMP_\w+",  # what `#pragma omp` compiles to (libgomp)
-        r"omp_(?!get_wti(?:me|ck)$)\w+",  # the OpenMP API (omp_get_thread_num, ...), not its clock
+        r"omp_(?!get_wti)\w+",  # the OpenMP API (omp_get_thread_num, ...), not its clock (nor its Fortran names)
         r"__kmpc_\w+",  # the same through LLVM's libomp
         r"_ZGV\w+",  # vectorised math (libmvec), called by -O3 loops over expf & co.
         r"__\w+_finite",  # older glibc's -ffast-math math entry points

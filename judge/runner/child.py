@@ -26,6 +26,7 @@ from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
 from judge.backends import Backend, CaseSet
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
+from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
 
@@ -98,6 +99,7 @@ class Child:
         if hello.get("private_output"):
             self.private_sink = os.open(hello["private_output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                                         | os.O_CLOEXEC, 0o600)
+        self.openmp = OpenMpGuard.of_this_process()  # before the lockdown: dlopen may read files
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
 
@@ -170,6 +172,7 @@ class Child:
             if invoke is None:
                 return
         runtime.flush_caches()
+        self.openmp.reset()  # what the other library's last call set must not carry over
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
         except Exception as exc:
@@ -177,6 +180,7 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
+        openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
         threads = _thread_ids()
@@ -209,6 +213,7 @@ class Child:
             "digest_after": after,
             "new_threads": new_threads,
             "late_writes": late_writes,
+            "openmp_level": openmp_level,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
 

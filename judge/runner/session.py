@@ -67,6 +67,7 @@ class CallOutcome:
     new_threads: int
     late_writes: list[str]
     workspace_requested: int | None = None  # set when the request was refused
+    openmp_level: int = 0  # parallel regions still open on the calling thread after the call
 
 
 class _Drain(threading.Thread):
@@ -239,6 +240,7 @@ class RunnerSession:
             rc=int(header["rc"]), elapsed_ns=int(header["elapsed_ns"]),
             digest_before=header["digest_before"], digest_after=header["digest_after"],
             new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]),
+            openmp_level=int(header.get("openmp_level", 0)),
         )
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:

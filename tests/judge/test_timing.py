@@ -127,3 +127,28 @@ def test_the_oracles_checks_do_not_use_up_the_timing_budget():
     timing = time_case(_ScriptedSession(), case, limits=limits, call_timeout_s=1.0, verify=slow_check)
     # 25 checks take 1.25 s, far over the budget; the calls themselves take next to nothing.
     assert timing.submission.count == 100
+
+
+def test_a_thread_showing_up_in_the_baselines_call_is_the_submissions_doing():
+    """The baseline starts no thread of its own: one seen in its call was left by the submission,
+    which must not win an IE (retried, never charged) that way."""
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.runner.session import CallOutcome
+    from judge.timing import time_case
+    from judge.verdict import Verdict
+
+    class LeftoverThread(_ScriptedSession):
+        def call(self, lib, seed, *, timeout_s, recheck_ms=0):
+            self.calls.append(lib)
+            stray = int(lib == "baseline" and len(self.calls) > 6)
+            return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=stray,
+                               late_writes=[])
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    timing = time_case(LeftoverThread(), case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
+                       verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
+    assert timing.failure is not None and timing.failure.verdict is Verdict.SV
+    assert "left running" in timing.failure.message

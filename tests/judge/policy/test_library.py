@@ -144,3 +144,13 @@ def test_something_that_is_not_a_library(tmp_path: Path) -> None:
     path = tmp_path / "k.so"
     path.write_bytes(b"not an elf")
     assert [f.rule for f in check_library(Backend.CPU, path)] == ["library-format"]
+
+
+@pytest.mark.parametrize("name", ["omp_get_wtime", "omp_get_wtick", "omp_get_wtime_", "omp_get_wtick_"])
+def test_openmps_clocks_are_not_openmp_calls_a_kernel_may_import(name: str) -> None:
+    """The OpenMP import rule lets the API through, but not its clocks, nor their Fortran names."""
+    from judge.policy import rules_for
+
+    rules = rules_for(Backend.CPU)
+    assert not rules.import_allowed(name)
+    assert rules.import_allowed("omp_get_thread_num") and rules.import_allowed("omp_get_max_threads")
