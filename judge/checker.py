@@ -28,9 +28,17 @@ class CallCheck:
     outputs: dict[str, OutputCheck] = field(default_factory=dict)
 
 
+# The child's clock reading lies inside the worker's bracket; both are CLOCK_MONOTONIC, so only
+# the rounding of two readings separates them.
+CLOCK_SLACK_NS = 1_000
+
+
 def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
     """The checks that need no oracle, in judging.md's verdict order: SV (threads, late writes),
     MLE (workspace), RE (return code), WA (inputs)."""
+    if outcome.bracket_ns and outcome.elapsed_ns > outcome.bracket_ns + CLOCK_SLACK_NS:
+        return CallCheck(Verdict.SV, f"case {case.name}: the call's time ({outcome.elapsed_ns} ns) is longer than "
+                         f"the judge's own clock around it ({outcome.bracket_ns} ns): the timer was tampered with")
     if outcome.openmp_level:
         return CallCheck(Verdict.SV, f"case {case.name}: kernel_run returned from inside an OpenMP parallel "
                          "region (it jumped out of it), leaving threads working after the call")

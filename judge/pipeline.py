@@ -136,7 +136,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                     if case.case_set.timed:
                         current = case
                         _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
-                        _time_case(session, case, case_result, checker, host, runtime_options)
+                        _time_case(session, case, case_result, checker, host, runtime_options,
+                                   host_clock=track.host_clock)
                         reporter.note(f"timed {case.name}")
                         if not case_result.passed:
                             break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
@@ -189,13 +190,13 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
 
 
 def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, checker: OracleChecker,
-               host: HostConfig, runtime_options: dict[str, object]) -> None:
+               host: HostConfig, runtime_options: dict[str, object], *, host_clock: bool) -> None:
     def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = session.fetch_outputs(host.limits.call_time_limit_s)
         return checker.check(c, seed, outcome, outputs, cacheable=False)
 
     timing = time_case(session, case, limits=host.limits, verify=verify,
-                       call_timeout_s=host.limits.call_time_limit_s)
+                       call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock)
     case_result.checked_calls += timing.checked_calls
     case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
     if timing.failure is not None:

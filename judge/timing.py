@@ -57,6 +57,33 @@ def _enough_timed_checks(timing: CaseTiming, timed_calls: int, limits: Limits) -
     return timing.timed_checked_calls >= wanted
 
 
+def forged_timer(times: dict[str, list[int]], brackets: dict[str, list[int]]) -> str | None:
+    """Why the submission's times cannot be real, or None.
+
+    The child times each call; the worker brackets the same call on its own clock, which adds
+    the message overhead: the same path, and so about the same gap, for both kernels. A kernel
+    that reaches into the child's memory and moves the timer's readings shows as a gap much
+    wider than the baseline's. The allowance (50 us, or 10 % of the call) bounds what a forger
+    could still gain; an honest kernel's median gap stays within a few microseconds of the
+    baseline's.
+    """
+    if not all(brackets[lib] and all(brackets[lib]) for lib in (SUBMISSION, BASELINE)):
+        return None  # a session without brackets (tests, older children)
+    gap = {lib: statistics.median(b - t for b, t in zip(brackets[lib], times[lib], strict=True))
+           for lib in (SUBMISSION, BASELINE)}
+    call_ns = statistics.median(brackets[SUBMISSION])
+    allowance = max(FORGED_TIMER_MIN_NS, FORGED_TIMER_FRACTION * call_ns)
+    if gap[SUBMISSION] - gap[BASELINE] <= allowance:
+        return None
+    return (f"the kernel's calls took {call_ns / 1e3:.0f} us by the judge's own clock, but the timer inside "
+            f"the runner saw {(gap[SUBMISSION] - gap[BASELINE]) / 1e3:.0f} us less than the same path costs the "
+            "baseline: the runner's timer was tampered with")
+
+
+FORGED_TIMER_MIN_NS = 50_000
+FORGED_TIMER_FRACTION = 0.10
+
+
 def stats(samples_ns: list[int]) -> TimingStats:
     return TimingStats(
         median_ns=float(statistics.median(samples_ns)),
@@ -104,15 +131,20 @@ Verify = Callable[[Case, int, CallOutcome], CallCheck]
 
 
 def time_case(
-    session: RunnerSession, case: Case, *, limits: Limits, verify: Verify, call_timeout_s: float
+    session: RunnerSession, case: Case, *, limits: Limits, verify: Verify, call_timeout_s: float,
+    host_clock: bool = False,
 ) -> CaseTiming:
-    """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached."""
+    """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached.
+
+    With `host_clock` (the child times calls with the host's clock), the child's times are held
+    against the worker's own bracket around each call (`forged_timer`)."""
     session.set_case(case, timeout_s=call_timeout_s)
     result = CaseTiming()
     block = max(1, round(1 / limits.check_fraction))
     sampler = CheckSampler(block, limits.extra_check_probability)
     late_probe = CheckSampler(8)
     times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
+    brackets: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
 
     pairs_done = [0]
     checking_s = [0.0]  # spent in the oracle's checks: not part of the case's timing budget
@@ -146,6 +178,7 @@ def time_case(
                 return False
             if record:
                 times[lib].append(outcome.elapsed_ns)
+                brackets[lib].append(outcome.bracket_ns)
         return True
 
     started, warm = time.monotonic(), 0
@@ -175,6 +208,10 @@ def time_case(
         if check.verdict is not Verdict.AC:
             result.failure = check
             return result
+    forged = forged_timer(times, brackets) if host_clock else None
+    if forged is not None:
+        result.failure = CallCheck(Verdict.SV, f"case {case.name}: {forged}")
+        return result
     result.submission, result.baseline = stats(times[SUBMISSION]), stats(times[BASELINE])
     result.ratio = paired_ratio(times[SUBMISSION], times[BASELINE])
     return result

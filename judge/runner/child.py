@@ -71,7 +71,8 @@ class Kernel:
 
 
 class Child:
-    def __init__(self, hello: dict[str, Any], result_fd: int) -> None:
+    def __init__(self, hello: dict[str, Any], result_fd: int, commands: Any = None) -> None:
+        self.commands = commands  # the worker's command lines (read here for "go")
         self.nonce = bytes.fromhex(hello["nonce"])
         self.result_fd = result_fd
         self.seq = 0
@@ -173,6 +174,7 @@ class Child:
                 return
         runtime.flush_caches()
         self.openmp.reset()  # what the other library's last call set must not carry over
+        self._wait_for_go()
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
         except Exception as exc:
@@ -180,6 +182,7 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
+        self.send({"op": "ran"})  # at once: the worker's clock stops here
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
@@ -216,6 +219,14 @@ class Child:
             "openmp_level": openmp_level,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
+
+    def _wait_for_go(self) -> None:
+        """Say the call is ready and wait for the worker's go. The worker times go -> ran on its own
+        clock, out of every kernel's reach; judge/timing.py holds the child's time against it."""
+        self.send({"op": "armed"})
+        command = json.loads(self.commands.readline() or "{}")
+        if command.get("op") != "go":
+            raise RuntimeError(f"expected the worker's go, got {command!r}")
 
     def _library_call(self, kernel: Kernel, device_inputs: dict[str, torch.Tensor],
                       outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:
@@ -260,7 +271,7 @@ def main() -> None:
     hello: dict[str, Any] = {}
     try:
         hello = json.loads(commands.readline())
-        child = Child(hello, options.result_fd)
+        child = Child(hello, options.result_fd, commands)
         child.load_libraries()
         child.send({"op": "ready", "pid": os.getpid(), "device": child.runtime.describe()})
         for line in commands:

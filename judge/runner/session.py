@@ -16,6 +16,7 @@ import secrets
 import signal
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ class CallOutcome:
     late_writes: list[str]
     workspace_requested: int | None = None  # set when the request was refused
     openmp_level: int = 0  # parallel regions still open on the calling thread after the call
+    bracket_ns: int = 0  # the worker's own clock from "go" to "ran": the call plus message overhead
 
 
 class _Drain(threading.Thread):
@@ -229,18 +231,26 @@ class RunnerSession:
         self._expect("case", timeout_s)
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
+        """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
+        own clock, until the child says "ran" (`bracket_ns`); then the child's report follows."""
         self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
-        message = self._expect("call", timeout_s)
-        header = message.header
-        if header.get("error") == "workspace":
+        message = self._expect(("armed", "call"), timeout_s)
+        if message.header.get("op") == "call" and message.header.get("error") == "workspace":
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
-                               late_writes=[], workspace_requested=int(header["requested"]))
+                               late_writes=[], workspace_requested=int(message.header["requested"]))
+        if message.header.get("op") != "armed":
+            raise ProtocolViolation("the runner answered a call before it was armed")
+        started = time.perf_counter_ns()
+        self._send({"op": "go"})
+        self._expect("ran", timeout_s)
+        bracket_ns = time.perf_counter_ns() - started
+        header = self._expect("call", timeout_s).header
         self._output_specs = header["outputs"]
         return CallOutcome(
             rc=int(header["rc"]), elapsed_ns=int(header["elapsed_ns"]),
             digest_before=header["digest_before"], digest_after=header["digest_after"],
             new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]),
-            openmp_level=int(header.get("openmp_level", 0)),
+            openmp_level=int(header.get("openmp_level", 0)), bracket_ns=bracket_ns,
         )
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
@@ -264,7 +274,7 @@ class RunnerSession:
         except (BrokenPipeError, OSError):
             self._died("the runner stopped reading commands", timed_out=False)
 
-    def _expect(self, op: str, timeout_s: float) -> Any:
+    def _expect(self, op: str | tuple[str, ...], timeout_s: float) -> Any:
         try:
             message = self._reader.read(timeout_s)
         except ChannelTimeout:
@@ -275,7 +285,7 @@ class RunnerSession:
             self.kill()
             raise RunnerFailed(str(message.header.get("detail", "runner error")),
                                kind=str(message.header.get("kind", "internal")))
-        if message.header.get("op") != op:
+        if message.header.get("op") not in ((op,) if isinstance(op, str) else op):
             raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
         return message
 

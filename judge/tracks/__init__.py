@@ -44,6 +44,10 @@ class Track:
     # matmuls and reductions may otherwise differ run to run (Ascend): both processes make
     # every input and must get the same bytes.
     deterministic_generation: bool = False
+    # The child's clock is the host's wall clock around the call (CPU), so the worker's own
+    # bracket around it differs from it by the same message overhead for every kernel; device
+    # clocks leave out a kernel's host-side work, which the bracket includes.
+    host_clock: bool = False
 
 
 def get_track(backend: Backend) -> Track:

@@ -152,3 +152,36 @@ def test_a_thread_showing_up_in_the_baselines_call_is_the_submissions_doing():
                        verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
     assert timing.failure is not None and timing.failure.verdict is Verdict.SV
     assert "left running" in timing.failure.message
+
+
+def test_a_timer_moved_inside_the_runner_shows_against_the_workers_bracket():
+    from judge.timing import BASELINE, SUBMISSION, forged_timer
+
+    base_times = [1_000_000 + 5_000 * (i % 3) for i in range(20)]
+    honest = {SUBMISSION: list(base_times), BASELINE: list(base_times)}
+    brackets = {lib: [t + 30_000 + 2_000 * (i % 5) for i, t in enumerate(honest[lib])] for lib in honest}
+    assert forged_timer(honest, brackets) is None
+    # The kernel moved the start of its own timing by 70 % of the call: same brackets, short times.
+    forged = {SUBMISSION: [int(t * 0.3) for t in base_times], BASELINE: list(base_times)}
+    message = forged_timer(forged, brackets)
+    assert message is not None and "tampered" in message
+    # Within the allowance (50 us, or 10 % of the call) it is not called forged.
+    slight = {SUBMISSION: [t - 40_000 for t in base_times], BASELINE: list(base_times)}
+    assert forged_timer(slight, brackets) is None
+    assert forged_timer(forged, {SUBMISSION: [0] * 20, BASELINE: [0] * 20}) is None  # no brackets: no claim
+
+
+def test_a_call_longer_than_the_bracket_around_it_is_a_tampered_timer():
+    from judge.backends import CaseSet
+    from judge.checker import conduct
+    from judge.problem import Case
+    from judge.runner.session import CallOutcome
+    from judge.verdict import Verdict
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    ok = CallOutcome(rc=0, elapsed_ns=900_000, digest_before={}, digest_after={}, new_threads=0, late_writes=[],
+                     bracket_ns=950_000)
+    assert conduct(case, ok, 1 << 20).verdict is Verdict.AC
+    inflated = CallOutcome(rc=0, elapsed_ns=2_000_000, digest_before={}, digest_after={}, new_threads=0,
+                           late_writes=[], bracket_ns=950_000)
+    assert conduct(case, inflated, 1 << 20).verdict is Verdict.SV

@@ -38,4 +38,5 @@ TRACK = Track(
     make_runtime=CpuRuntime,
     runtime_options=_runtime_options,
     device_nodes=lambda host: [],
+    host_clock=True,
 )
