@@ -24,20 +24,19 @@ def test_no_buffer_lands_where_a_recent_one_was() -> None:
     assert repeats == 0
 
 
-def test_fresh_addresses_redraw_until_the_address_is_new() -> None:
-    offsets = iter([64, 64, 64, 128])  # the same offset thrice, as an unlucky draw would give
-    pool = torch.empty(4096, dtype=torch.uint8)  # an allocator that always hands back one block
-    held: list[torch.Tensor] = []
+def test_an_allocator_that_always_hands_back_one_block_still_gives_new_addresses() -> None:
+    pool = torch.empty(1 << 16, dtype=torch.uint8)
+    handed: list[torch.Tensor] = []
 
-    def allocate(n: int) -> torch.Tensor:
-        block = pool[:n] if not held else torch.empty(n, dtype=torch.uint8)
-        held.append(block)
+    def allocate(n: int) -> torch.Tensor:  # the same block while it is free, as a caching allocator does
+        block = pool[:n] if len(handed) % 8 == 0 else torch.empty(n, dtype=torch.uint8)
+        handed.append(block)
         return block
 
-    addresses = FreshAddresses(allocate, lambda: next(offsets), memory=4)
-    first = addresses.take(100)
-    second = addresses.take(100)
-    assert first.data_ptr() != second.data_ptr() and second.numel() == 100
+    addresses = FreshAddresses(allocate, align=64, steps=4, memory=16, randbelow=lambda n: 0)
+    seen = [addresses.take(100).data_ptr() for _ in range(40)]
+    for i, address in enumerate(seen):
+        assert address not in seen[max(0, i - 16) : i]
 
 
 def _cache(root: Path, cpu: int, index: int, level: int, size: str, shared: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,9 +49,8 @@ class CpuRuntime(DeviceRuntime):
     name = "cpu"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        rng = random.SystemRandom()  # offsets a kernel cannot predict
-        self._addresses = FreshAddresses(lambda n: torch.empty(n, dtype=torch.uint8),
-                                         lambda: rng.randrange(1, 64) * _ALIGN)
+        # Offsets a kernel cannot predict (secrets' randomness), 64-byte aligned, up to 4 KiB in.
+        self._addresses = FreshAddresses(lambda n: torch.empty(n, dtype=torch.uint8), align=_ALIGN, steps=63)
         self._flush = torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8)
         self._threads = int(options.get("threads", 1))
         self._model = str(options.get("cpu_model", "cpu"))

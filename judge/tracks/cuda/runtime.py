@@ -67,15 +67,6 @@ def flush_size_bytes(l2_cache_bytes: int, minimum_bytes: int = MIN_FLUSH_BYTES) 
     return -(-wanted // MIB) * MIB
 
 
-def pick_offset(max_granules: int, randbelow: Callable[[int], int] = secrets.randbelow) -> int:
-    """A random byte offset, a multiple of 256, in [256, max_granules * 256].
-
-    Never 0, so even the first tensor of a fresh allocation does not start at the
-    allocator's block boundary (where a kernel could expect it).
-    """
-    return (1 + randbelow(max_granules)) * OFFSET_GRANULE_BYTES
-
-
 def _element_size(dtype: torch.dtype) -> int:
     return torch.empty((), dtype=dtype).element_size()
 
@@ -112,7 +103,7 @@ class CudaRuntime(DeviceRuntime):
         self._flush_value = 0
         self._addresses = FreshAddresses(
             lambda n: torch.empty(n, dtype=torch.uint8, device=self.device),
-            lambda: pick_offset(self.options.max_offset_granules))
+            align=OFFSET_GRANULE_BYTES, steps=self.options.max_offset_granules)
         self._generator = torch.Generator(device=self.device)
         self._generator.manual_seed(secrets.randbits(63))
         self.overhead_ns = self._measure_overhead_ns()

@@ -10,7 +10,6 @@ arithmetic, options) is tested without a device by handing it another `NpuApi`.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -114,10 +113,9 @@ class NpuRuntime(DeviceRuntime):
     def __init__(self, options: dict[str, Any], api: NpuApi | None = None) -> None:
         self.options = NpuRuntimeOptions.from_dict(options)
         self.api: NpuApi = api if api is not None else TorchNpuApi(self.options.device_index)
-        rng = random.SystemRandom()  # offsets a kernel cannot predict from earlier calls
-        self._addresses = FreshAddresses(
+        self._addresses = FreshAddresses(  # offsets a kernel cannot predict from earlier calls
             lambda n: torch.empty(n, dtype=torch.uint8, device=self.api.device),
-            lambda: rng.randrange(1, MAX_OFFSET_STEPS) * ALIGN_BYTES)
+            align=ALIGN_BYTES, steps=MAX_OFFSET_STEPS - 1)
         # Allocated once, up front (before the submission's library is loaded).
         self._flush = torch.zeros(self.options.flush_bytes, dtype=torch.uint8, device=self.api.device)
         self._flush_value = 0

@@ -24,7 +24,6 @@ from judge.tracks.cuda.runtime import (
     CudaRuntimeOptions,
     cuda_fault_reason,
     flush_size_bytes,
-    pick_offset,
 )
 
 H200_L2 = 60 * MIB
@@ -85,10 +84,21 @@ def test_flush_is_at_least_256_mib_and_twice_the_l2() -> None:
 
 
 def test_offsets_are_aligned_random_and_never_zero() -> None:
-    assert pick_offset(64, randbelow=lambda n: 0) == OFFSET_GRANULE_BYTES
-    assert pick_offset(64, randbelow=lambda n: n - 1) == 64 * OFFSET_GRANULE_BYTES
-    seen = {pick_offset(64) for _ in range(400)}
-    assert all(o % 256 == 0 and 256 <= o <= 64 * 256 for o in seen)
+    """The CUDA runtime's placement (FreshAddresses with 256-byte granules), on CPU memory."""
+    from judge.runtimes.addresses import FreshAddresses
+
+    blocks: list[torch.Tensor] = []
+
+    def allocate(n: int) -> torch.Tensor:
+        blocks.append(torch.empty(n, dtype=torch.uint8))
+        return blocks[-1]
+
+    addresses = FreshAddresses(allocate, align=OFFSET_GRANULE_BYTES, steps=64)
+    seen = set()
+    for _ in range(400):
+        buffer = addresses.take(1000)
+        seen.add(buffer.data_ptr() - blocks[-1].data_ptr())
+    assert all(o % 256 == 0 and 256 <= o <= 64 * 256 for o in seen)  # never 0: not at the block's start
     assert len(seen) > 20  # random, so a kernel cannot predict the address
 
 
