@@ -42,6 +42,9 @@ def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck
     if outcome.openmp_level:
         return CallCheck(Verdict.SV, f"case {case.name}: kernel_run returned from inside an OpenMP parallel "
                          "region (it jumped out of it), leaving threads working after the call")
+    if outcome.busy_threads:
+        return CallCheck(Verdict.SV, f"case {case.name}: {outcome.busy_threads} thread(s) kept working after "
+                         "kernel_run returned, while nothing was being judged; all work must finish inside the call")
     if outcome.new_threads:
         return CallCheck(Verdict.SV, f"case {case.name}: a thread the kernel started was still alive after "
                          "kernel_run returned; all work must finish inside the call")

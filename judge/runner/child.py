@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -39,6 +40,28 @@ def _raw(tensor: torch.Tensor) -> bytes:
 
 def _thread_ids() -> set[str]:
     return set(os.listdir("/proc/self/task"))
+
+
+def _thread_cpu_ns() -> dict[str, int]:
+    """CPU time of each thread of this process but the calling one (schedstat: ns on a CPU)."""
+    own = str(threading.get_native_id())
+    found = {}
+    for tid in _thread_ids() - {own}:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as fh:
+                found[tid] = int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+# A thread busy for more than this share of the late-write probe's sleep is working off the clock:
+# the runner is asleep and no kernel is running, and OpenMP's idle spin lasts a millisecond or so.
+BUSY_SHARE = 0.5
+
+
+def _busy_threads(before: dict[str, int], after: dict[str, int], window_ns: int) -> int:
+    return sum(1 for tid, ns in after.items() if ns - before.get(tid, ns) > BUSY_SHARE * window_ns)
 
 
 class LibraryLoadError(Exception):
@@ -197,9 +220,12 @@ class Child:
         self.recent_threads = (self.recent_threads | appeared) - vanished
         self.known_threads |= threads
         late_writes = []
+        busy_threads = 0
         if recheck_ms > 0:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
+            cpu_before, slept = _thread_cpu_ns(), time.monotonic_ns()
             time.sleep(recheck_ms / 1000)
+            busy_threads = _busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
             new_threads += len(appeared - _thread_ids())
         # Fingerprinted where `before` was: the CPU form (blake2b) and the device form (integer
@@ -217,6 +243,7 @@ class Child:
             "new_threads": new_threads,
             "late_writes": late_writes,
             "openmp_level": openmp_level,
+            "busy_threads": busy_threads,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
 

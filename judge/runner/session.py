@@ -70,6 +70,7 @@ class CallOutcome:
     workspace_requested: int | None = None  # set when the request was refused
     openmp_level: int = 0  # parallel regions still open on the calling thread after the call
     bracket_ns: int = 0  # the worker's own clock from "go" to "ran": the call plus message overhead
+    busy_threads: int = 0  # threads that kept a CPU busy while the runner slept after the call
 
 
 class _Drain(threading.Thread):
@@ -251,6 +252,7 @@ class RunnerSession:
             digest_before=header["digest_before"], digest_after=header["digest_after"],
             new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]),
             openmp_level=int(header.get("openmp_level", 0)), bracket_ns=bracket_ns,
+            busy_threads=int(header.get("busy_threads", 0)),
         )
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
