@@ -63,9 +63,10 @@ def forged_timer(times: dict[str, list[int]], brackets: dict[str, list[int]]) ->
     The child times each call; the worker brackets the same call on its own clock, which adds
     the message overhead: the same path, and so about the same gap, for both kernels. A kernel
     that reaches into the child's memory and moves the timer's readings shows as a gap much
-    wider than the baseline's. The allowance (50 us, or 10 % of the call) bounds what a forger
-    could still gain; an honest kernel's median gap stays within a few microseconds of the
-    baseline's.
+    wider than the baseline's. The allowance (50 us, or 25 % of the call) bounds what a forger
+    could still gain. An honest kernel's median gap stays close to the baseline's, but not always
+    within microseconds: a single-threaded kernel measured against a multi-threaded baseline woke
+    up to 16 % of a call later than the baseline did, on a loaded 2-core host.
     """
     if not all(brackets[lib] and all(brackets[lib]) for lib in (SUBMISSION, BASELINE)):
         return None  # a session without brackets (tests, older children)
@@ -81,7 +82,7 @@ def forged_timer(times: dict[str, list[int]], brackets: dict[str, list[int]]) ->
 
 
 FORGED_TIMER_MIN_NS = 50_000
-FORGED_TIMER_FRACTION = 0.10
+FORGED_TIMER_FRACTION = 0.25
 
 
 def stats(samples_ns: list[int]) -> TimingStats:
