@@ -23,7 +23,15 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import REPO_ROOT, CallOutcome, RunnerDied, RunnerFailed, RunnerSession, RunnerStartFailed
+from judge.runner.session import (
+    REPO_ROOT,
+    WITHHELD_OUTPUT_NOTE,
+    CallOutcome,
+    RunnerDied,
+    RunnerFailed,
+    RunnerSession,
+    RunnerStartFailed,
+)
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
@@ -254,7 +262,7 @@ def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Cas
     verdict, reason = classify_death(exc)
     result.kernel_output = exc.stderr[-4096:]
     if exc.withheld_stderr:
-        result.kernel_output += "\n[output written from the first private case on is not shown]"
+        result.kernel_output += WITHHELD_OUTPUT_NOTE
     _record_failure(case_results, case, verdict, reason)
 
 

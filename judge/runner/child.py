@@ -94,7 +94,7 @@ class Kernel:
 
 
 class Child:
-    def __init__(self, hello: dict[str, Any], result_fd: int, commands: Any = None) -> None:
+    def __init__(self, hello: dict[str, Any], result_fd: int, commands: Any) -> None:
         self.commands = commands  # the worker's command lines (read here for "go")
         self.nonce = bytes.fromhex(hello["nonce"])
         self.result_fd = result_fd

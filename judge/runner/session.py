@@ -31,6 +31,7 @@ from judge.sandbox.base import Bind, Sandbox, SandboxLimits
 from judge.sandbox.paths import interpreter
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+WITHHELD_OUTPUT_NOTE = "\n[output written from the first private case on is not shown]"
 PRIVATE_OUTPUT_NAME = "private-output.log"  # in the run folder: the kernel's output from the first private case on
 
 
@@ -221,7 +222,7 @@ class RunnerSession:
         folder instead (teams see this text, and a kernel could print a private case's sizes)."""
         text = "".join(d.text() for d in self._drains)
         if self.private_output_withheld:
-            text += "\n[output written from the first private case on is not shown]"
+            text += WITHHELD_OUTPUT_NOTE
         return text
 
     def set_case(self, case: Case, timeout_s: float) -> None:
