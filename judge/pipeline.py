@@ -22,6 +22,7 @@ from judge.host import HostConfig
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
+from judge.runner.baseline import BaselineFailed, BaselineRunner
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import (
     REPO_ROOT,
@@ -99,7 +100,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     # forged_timer) would charge it to whichever kernel comes next.
     env = {"OMP_NUM_THREADS": str(threads), "GOMP_SPINCOUNT": "10000",
            "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
-           "HOME": str(run_dir), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
+           "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
     box_limits = SandboxLimits(
         cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, threads), max_processes=limits.max_processes,
         address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
@@ -108,23 +109,29 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     )
     runtime_options = track.runtime_options(host)
     reference_dir = host.reference_dir or REPO_ROOT / "reference_kernels"
-    readonly = list(track.readonly_paths(host))
-    if track.python_baseline is not None:  # the child imports the vendor adapter from this folder
-        readonly.append(reference_dir / problem.slug / request.backend.value)
+    readonly = [p for p in track.readonly_paths(host) if p.exists()]
+
+    def runner(role: str, library: Path, folder: Path, *, python_baseline: bool = False) -> RunnerSession:
+        folder.mkdir(exist_ok=True)
+        adapter = reference_dir / problem.slug / request.backend.value  # the vendor operator's adapter
+        extra = [adapter] if python_baseline and adapter.exists() else []
+        return RunnerSession(
+            sandbox=sandbox, problem=problem, backend=request.backend.value, libraries={role: library},
+            reference_dir=reference_dir, runtime_options=runtime_options, workdir=folder,
+            sandbox_limits=box_limits, env={**env, "HOME": str(folder)},
+            workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
+            lockdown=sandbox.isolation is not Isolation.OFF, readonly_paths=readonly + extra,
+            python_baseline=python_baseline, generation_device=track.generation_device,
+            deterministic=track.deterministic_generation,
+        )
+
     started = time.monotonic()
     reporter.stage(Stage.CHECKING)
-    session = RunnerSession(
-        sandbox=sandbox, problem=problem, backend=request.backend.value,
-        libraries={"submission": built.submission, "baseline": built.baseline},
-        reference_dir=reference_dir,
-        runtime_options=runtime_options, workdir=run_dir, sandbox_limits=box_limits, env=env,
-        workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
-        lockdown=sandbox.isolation is not Isolation.OFF,
-        readonly_paths=[p for p in readonly if p.exists()],
-        python_baseline=track.python_baseline is not None,
-        generation_device=track.generation_device,
-        deterministic=track.deterministic_generation,
-    )
+    session = runner("submission", built.submission, run_dir)
+    # The baseline never shares the submission's process (judge/runner/baseline.py); its child
+    # starts only when there is something to time. The vendor adapter's folder is its alone.
+    baseline = BaselineRunner(runner("baseline", built.baseline, workdir / "baseline-run",
+                                     python_baseline=track.python_baseline is not None))
     case_results: list[CaseResult] = []
     result.cases = case_results
     current: Case | None = None  # the case being checked or timed, for a death's report
@@ -142,14 +149,15 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                                                 limits.workspace_limit_bytes))
                 reporter.note(f"checked {case.name}")
             result.stage_times_s["correctness"] = time.monotonic() - started - checker.oracle_seconds
-            if all(c.passed for c in case_results):
+            timed = [(r, c) for r, c in zip(case_results, cases, strict=True) if c.case_set.timed]
+            if timed and all(c.passed for c in case_results):
                 reporter.stage(Stage.TIMING)
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
-                for case_result, case in zip(case_results, cases, strict=True):
-                    if case.case_set.timed:
+                with baseline:
+                    for case_result, case in timed:
                         current = case
                         _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
-                        _time_case(session, case, case_result, checker, host, runtime_options,
+                        _time_case(session, baseline, case, case_result, checker, host, runtime_options,
                                    host_clock=track.host_clock)
                         reporter.note(f"timed {case.name}")
                         if not case_result.passed:
@@ -160,6 +168,10 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         result.kernel_output = session.output_text()
     except RunnerStartFailed as exc:
         _internal(result, str(exc))
+        return
+    except BaselineFailed as exc:
+        _internal(result, str(exc))
+        result.kernel_output = session.output_text()
         return
     except RunOutOfTime as exc:
         _record_failure(case_results, current or cases[0], Verdict.TLE, str(exc))
@@ -202,13 +214,14 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
     )
 
 
-def _time_case(session: RunnerSession, case: Case, case_result: CaseResult, checker: OracleChecker,
-               host: HostConfig, runtime_options: dict[str, object], *, host_clock: bool) -> None:
+def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, case_result: CaseResult,
+               checker: OracleChecker, host: HostConfig, runtime_options: dict[str, object], *,
+               host_clock: bool) -> None:
     def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = session.fetch_outputs(host.limits.call_time_limit_s)
         return checker.check(c, seed, outcome, outputs, cacheable=False)
 
-    timing = time_case(session, case, limits=host.limits, verify=verify,
+    timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
                        call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock)
     case_result.checked_calls += timing.checked_calls
     case_result.outputs = worst_checks(case_result.outputs, timing.outputs)

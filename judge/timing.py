@@ -1,7 +1,8 @@
 """The timing loop of one case (judging.md, "Timing").
 
-Submission and baseline alternate (A B B A) in the same child so their ratio
-survives drift of the machine's speed; the ratio is the median over pairs.
+Submission and baseline alternate (A B B A), each in its own runner child (see
+judge/runner/baseline.py), so their ratio survives drift of the machine's speed; the ratio is
+the median over pairs.
 Every call, warm-up included, gets fresh inputs from a seed nobody can predict. One call in
 every block of four, at a random position, is checked against the oracle after the call, and
 each other call of the block is checked by chance too, so checked and unchecked calls look the
@@ -18,12 +19,13 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from judge.checker import CallCheck, conduct, worst_checks
 from judge.limits import Limits
 from judge.problem import Case
 from judge.results import OutputCheck, TimingStats
-from judge.runner.session import CallOutcome, RunnerSession
+from judge.runner.session import CallOutcome
 from judge.seeds import fresh_seed
 from judge.verdict import Verdict
 
@@ -131,15 +133,25 @@ class CaseTiming:
 Verify = Callable[[Case, int, CallOutcome], CallCheck]
 
 
+class CallRunner(Protocol):
+    """What timing needs of a runner child (RunnerSession, BaselineRunner)."""
+
+    def set_case(self, case: Case, timeout_s: float) -> None: ...
+
+    def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome: ...
+
+
 def time_case(
-    session: RunnerSession, case: Case, *, limits: Limits, verify: Verify, call_timeout_s: float,
-    host_clock: bool = False,
+    submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
+    call_timeout_s: float, host_clock: bool = False,
 ) -> CaseTiming:
     """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached.
 
     With `host_clock` (the child times calls with the host's clock), the child's times are held
     against the worker's own bracket around each call (`forged_timer`)."""
-    session.set_case(case, timeout_s=call_timeout_s)
+    runners = {SUBMISSION: submission, BASELINE: baseline}
+    for runner in runners.values():
+        runner.set_case(case, timeout_s=call_timeout_s)
     result = CaseTiming()
     block = max(1, round(1 / limits.check_fraction))
     sampler = CheckSampler(block, limits.extra_check_probability)
@@ -157,8 +169,8 @@ def time_case(
         for lib in order:
             seed = fresh_seed()
             probe = lib == SUBMISSION and late_probe.next()
-            outcome = session.call(lib, seed, timeout_s=call_timeout_s,
-                                   recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
+            outcome = runners[lib].call(lib, seed, timeout_s=call_timeout_s,
+                                        recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
             check = conduct(case, outcome, limits.workspace_limit_bytes)
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
                 verify_started = time.monotonic()
@@ -168,12 +180,7 @@ def time_case(
                 result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
             if check.verdict is not Verdict.AC:
-                if lib == BASELINE and check.verdict is Verdict.SV:
-                    # The trusted baseline starts no thread and writes nothing late: what did
-                    # was left running by the submission, which would otherwise win a free IE.
-                    check = CallCheck(Verdict.SV, f"case {case.name}: work the submission left running showed "
-                                      f"up during the baseline's call ({check.message})")
-                elif lib == BASELINE:
+                if lib == BASELINE:  # its own child, out of the submission's reach: the judge's fault
                     check = CallCheck(Verdict.IE, f"the baseline failed on case {case.name}: {check.message}")
                 result.failure = check
                 return False
@@ -201,7 +208,7 @@ def time_case(
     # Only when the call cap cut the last block short: checked calls after the timing.
     while result.checked_calls < limits.min_checked_calls:
         seed = fresh_seed()
-        outcome = session.call(SUBMISSION, seed, timeout_s=call_timeout_s)
+        outcome = submission.call(SUBMISSION, seed, timeout_s=call_timeout_s)
         check = conduct(case, outcome, limits.workspace_limit_bytes)
         if check.verdict is Verdict.AC:
             check = verify(case, seed, outcome)

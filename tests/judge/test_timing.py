@@ -68,6 +68,11 @@ class _ScriptedSession:
         return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=0, late_writes=[])
 
 
+def _scripted_pair() -> tuple[_ScriptedSession, _ScriptedSession]:
+    """The submission's and the baseline's children."""
+    return _ScriptedSession(), _ScriptedSession()
+
+
 def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
     from judge.backends import CaseSet
     from judge.checker import CallCheck
@@ -87,7 +92,7 @@ def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
                 checked.append(seed)
                 return CallCheck(Verdict.AC)
 
-            timing = time_case(_ScriptedSession(), case, limits=limits, call_timeout_s=1.0, verify=verify)
+            timing = time_case(*_scripted_pair(), case, limits=limits, call_timeout_s=1.0, verify=verify)
             n = timing.submission.count
             assert n >= timed_calls
             assert timing.timed_checked_calls >= max(3, -(-n // 4)), (n, timing.timed_checked_calls)
@@ -124,14 +129,14 @@ def test_the_oracles_checks_do_not_use_up_the_timing_budget():
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
     limits = Limits(min_timed_calls=10, max_timed_calls=100, target_sem_ratio=0.0, case_time_budget_s=0.5,
                     min_warmup_calls=1, min_warmup_s=0.0, extra_check_probability=0.0)
-    timing = time_case(_ScriptedSession(), case, limits=limits, call_timeout_s=1.0, verify=slow_check)
+    timing = time_case(*_scripted_pair(), case, limits=limits, call_timeout_s=1.0, verify=slow_check)
     # 25 checks take 1.25 s, far over the budget; the calls themselves take next to nothing.
     assert timing.submission.count == 100
 
 
-def test_a_thread_showing_up_in_the_baselines_call_is_the_submissions_doing():
-    """The baseline starts no thread of its own: one seen in its call was left by the submission,
-    which must not win an IE (retried, never charged) that way."""
+def test_a_failure_in_the_baselines_own_child_is_the_judges():
+    """The baseline runs in a child the submission never reaches: whatever fails there is IE, and
+    the submission's child is never asked to run the baseline."""
     from judge.backends import CaseSet
     from judge.checker import CallCheck
     from judge.limits import Limits
@@ -148,10 +153,12 @@ def test_a_thread_showing_up_in_the_baselines_call_is_the_submissions_doing():
                                late_writes=[])
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
-    timing = time_case(LeftoverThread(), case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
+    submission, baseline = _ScriptedSession(), LeftoverThread()
+    timing = time_case(submission, baseline, case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
                        verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
-    assert timing.failure is not None and timing.failure.verdict is Verdict.SV
-    assert "left running" in timing.failure.message
+    assert timing.failure is not None and timing.failure.verdict is Verdict.IE
+    assert "the baseline failed" in timing.failure.message
+    assert set(submission.calls) == {"submission"} and set(baseline.calls) == {"baseline"}
 
 
 def test_a_timer_moved_inside_the_runner_shows_against_the_workers_bracket():
