@@ -56,9 +56,9 @@ class Settings(BaseSettings):
     max_file_bytes: int = Field(default=512 * KIB, gt=0)
 
     # Defaults of a new competition's quotas (judging.md "Competition rules the service enforces").
-    quota_per_day: int = Field(default=50, ge=0)
+    quota_per_day: int = Field(default=50, ge=1)
     min_interval_s: int = Field(default=90, ge=0)
-    max_in_flight: int = Field(default=2, ge=0)
+    max_in_flight: int = Field(default=2, ge=1)
     freeze_before_end_s: int = Field(default=30 * 60, ge=0)
 
     # How long a claimed run may run before the reaper hands it to another worker.

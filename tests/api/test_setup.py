@@ -37,6 +37,18 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         Settings()
 
 
+def test_default_quotas_of_zero_are_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new competition takes these as its quotas, where the API refuses 0 (nobody could submit)."""
+    monkeypatch.setenv("OPJUDGE_DEV_MODE", "1")
+    for name in ("OPJUDGE_QUOTA_PER_DAY", "OPJUDGE_MAX_IN_FLIGHT"):
+        monkeypatch.setenv(name, "0")
+        with pytest.raises(ValidationError, match=name.removeprefix("OPJUDGE_").lower()):
+            Settings()
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("OPJUDGE_MIN_INTERVAL_S", "0")  # no interval between submissions is a rule
+    assert Settings().min_interval_s == 0
+
+
 def test_migrations_match_the_models_and_rerun_safely(settings: Settings, database: Database) -> None:
     upgrade_database(settings, database=database)  # a second run is a no-op
     with database.engine.connect() as connection:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 SUBMISSIONS = Path(__file__).resolve().parent.parent / "submissions"
@@ -40,3 +42,16 @@ def load_fixtures(backend: str, *, prefixes: tuple[str, ...] = (), exclude: tupl
             case_sets=tuple(expect.get("case_sets", ("tests",))), expect=expect,
         ))
     return found
+
+
+@cache
+def hardware_test_sandbox() -> str:
+    """The sandbox mode of the GPU and NPU judging tests: OPJUDGE_TEST_SANDBOX when set, else the
+    host's best (`auto`), else `off`. A bare accelerator image has no bubblewrap or libseccomp,
+    and `auto` there would make every judging IE ("no sandbox") instead of testing the device;
+    the sandbox itself has its own tests."""
+    if mode := os.environ.get("OPJUDGE_TEST_SANDBOX"):
+        return mode
+    from judge.sandbox.select import probe_sandbox
+
+    return "auto" if probe_sandbox()["auto"] != "unavailable" else "off"

@@ -5,7 +5,6 @@ Runs only where torch sees a GPU (marker `cuda`); the fixtures' case sets come f
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from judge.host import HostConfig
 from judge.problem import load_problem
 from judge.submission import read_sources
 from judge.tracks.cuda import CUDA_LIMITS
-from tests.judge.fixtures import Fixture, load_fixtures
+from tests.judge.fixtures import Fixture, hardware_test_sandbox, load_fixtures
 
 FIXTURES = load_fixtures("cuda")
 REPO = Path(__file__).resolve().parents[3]
@@ -33,7 +32,7 @@ def _judge(source: Path, problem: str, sets: tuple[str, ...], tmp_path: Path):
                            sources=read_sources([source], CUDA_LIMITS),
                            case_sets=tuple(CaseSet(s) for s in sets), secret=b"cuda-test")
     host = HostConfig(work_root=tmp_path, limits=CUDA_LIMITS, cache_dir=tmp_path / "cache",
-                      sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
+                      sandbox_mode=hardware_test_sandbox())
     return judge_submission(request, host=host)
 
 

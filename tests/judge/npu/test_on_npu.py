@@ -21,7 +21,7 @@ from judge.toolchains.base import SourceFile
 from judge.tracks.npu import NPU_LIMITS
 from judge.tracks.npu.cann import ascend_host_fields
 from judge.verdict import Verdict
-from tests.judge.fixtures import load_fixtures
+from tests.judge.fixtures import hardware_test_sandbox, load_fixtures
 from tests.judge.npu.conftest import REPO
 
 pytestmark = pytest.mark.npu
@@ -37,7 +37,7 @@ def _host(tmp_path: Path) -> HostConfig:
     fields = ascend_host_fields(os.environ)
     fields.setdefault("ascend_soc", torch.npu.get_device_name(0))
     return HostConfig(work_root=tmp_path, limits=NPU_LIMITS, cache_dir=tmp_path / "cache",
-                      sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"), **fields)  # type: ignore[arg-type]
+                      sandbox_mode=hardware_test_sandbox(), **fields)  # type: ignore[arg-type]
 
 
 def _starter_sources() -> list[SourceFile]:
