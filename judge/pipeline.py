@@ -102,7 +102,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
            "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
     box_limits = SandboxLimits(
-        cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, threads), max_processes=limits.max_processes,
+        cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, threads),
+        max_processes=runner_process_limit(limits.max_processes, threads),
         address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
         max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
         devices=tuple(track.device_nodes(host)),
@@ -268,6 +269,18 @@ def runner_cpu_seconds(run_time_limit_s: float, threads: int) -> float:
     The wall-clock limit of the run is `_within_run_time`'s; this one only stops runaway CPU use.
     """
     return run_time_limit_s * max(1, threads)
+
+
+def runner_process_limit(max_processes: int, threads: int) -> int:
+    """RLIMIT_NPROC of the runner children: `max_processes` beyond the threads the run needs.
+
+    The limit counts every thread of the user the children run as, not one process's: the
+    worker's (its oracle may use every core), the submission's child and the baseline's child,
+    each with an OpenMP pool of `threads`. A fixed 256 would stop the baseline's child on a
+    large host (two pools of 128 threads), and that is the judge's failure. Forks are killed by
+    the runner's lockdown anyway; this limit only bounds threads.
+    """
+    return max_processes + 3 * max(1, threads)
 
 
 def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Case, exc: RunnerDied) -> None:

@@ -12,7 +12,7 @@ from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.pipeline import runner_cpu_seconds
+from judge.pipeline import runner_cpu_seconds, runner_process_limit
 from judge.problem import load_problem
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
@@ -39,6 +39,12 @@ extern "C" int kernel_run(const kernel_args *a) {
 def test_cpu_limit_counts_every_thread() -> None:
     assert runner_cpu_seconds(600.0, 64) == 600.0 * 64  # a 64-thread kernel keeps 64 CPUs busy
     assert runner_cpu_seconds(600.0, 0) == 600.0
+
+
+def test_process_limit_leaves_room_for_both_childrens_pools_and_the_oracles() -> None:
+    # A 192-core host: the worker's oracle pool and two children's OpenMP pools, plus headroom.
+    assert runner_process_limit(256, 192) >= 3 * 192 + 64
+    assert runner_process_limit(256, 0) > 256
 
 
 @pytest.mark.slow
