@@ -6,15 +6,39 @@ functions and dependencies as the JSON API, and add no state of their own.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
 
 from api.pages import admin, auth, board, report, review, static, team
+from api.pages.web import render
 
 pages_router = APIRouter(include_in_schema=False)
 for _module in (static, auth, board, report, team, admin, review):
     pages_router.include_router(_module.router)
 
 
+_TITLES = {404: "Not found", 405: "Not allowed"}
+
+
+async def _no_such_page(request: Request, error: Exception) -> Response:
+    """A path no route has (404), or a page path asked with the wrong method (405, e.g. opening a
+    form's target in the browser), as a page; the JSON API keeps its `{"detail": ...}`."""
+    assert isinstance(error, HTTPException)
+    if request.url.path.startswith("/api/"):
+        return await http_exception_handler(request, error)
+    if error.status_code == 405:
+        message = f"{request.url.path} takes a form, not a {request.method}; go back and send the form again"
+    else:
+        message = f"there is no page at {request.url.path}"
+    response = render(request, "error.html", status_code=error.status_code,
+                      title=_TITLES.get(error.status_code, "Error"), message=message)
+    response.headers.update(error.headers or {})
+    return response
+
+
 def install(app: FastAPI) -> None:
-    """Add the pages and their assets to the application."""
+    """Add the pages and their assets to the application, and pages for paths that name none."""
     app.include_router(pages_router)
+    app.add_exception_handler(HTTPException, _no_such_page)

@@ -432,6 +432,12 @@ class TestPagesAnswerBadInputWithPages:
         _page(pages.get("/review?saved=abc"), 400, "saved: Input should be a valid integer")
         _page(pages.post("/review/abc", data={"csrf": csrf}), 404, "there is no page at /review/abc")
         _page(pages.post(f"/review/{HUGE[1]}", data={"csrf": csrf}), 404, f"no team {HUGE[1]}")
+        opened = pages.get("/review/abc")  # a form's target opened in the browser
+        _page(opened, 405, "/review/abc takes a form, not a GET")
+        assert opened.headers["allow"] == "POST"
+        _page(pages.get("/no/such/page"), 404, "there is no page at /no/such/page")
+        api = pages.get("/api/v1/no/such/thing")  # the JSON API keeps its JSON
+        assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
 
     def test_a_long_review_comment_is_refused_not_cut(self, pages: TestClient, contest: Contest, settings: Settings,
                                                      database: Database) -> None:  # fmt: skip
