@@ -144,6 +144,9 @@ judge baseline_tests AC 180 "$SFAG" tests "reference_kernels/$SFAG/cuda/baseline
 section "4. the strict sandbox with the GPU inside"
 run_step doctor 60 env OPJUDGE_SANDBOX=strict "$PY" -m judge doctor
 judge baseline_strict AC 120 "$SFAG" tests "reference_kernels/$SFAG/cuda/baseline.cu" strict
+# Timed, so both runner children (the submission's, and the baseline's of its own) hold a CUDA
+# context on the GPU under bubblewrap; the baseline against itself should give ratios near 1.
+judge amr_timed_strict AC 90 add_mul_relu benchmarks "reference_kernels/add_mul_relu/cuda/baseline.cu" strict
 
 judge wrong_tests WA 120 "$SFAG" tests "tests/submissions/$SFAG/cuda/wrong_cut_short_block.cu"
 judge exploit_amr "WA|SV" 100 add_mul_relu all "tests/submissions/add_mul_relu/cuda/exploit_pointer_cache.cu"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
@@ -112,7 +113,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     reference_dir = host.reference_dir or REPO_ROOT / "reference_kernels"
     readonly = [p for p in track.readonly_paths(host) if p.exists()]
 
-    def runner(role: str, library: Path, folder: Path, *, python_baseline: bool = False) -> RunnerSession:
+    def runner(role: str, library: Path, folder: Path, *, python_baseline: bool = False,
+               deterministic: bool = track.deterministic_generation) -> RunnerSession:
         folder.mkdir(exist_ok=True)
         adapter = reference_dir / problem.slug / request.backend.value  # the vendor operator's adapter
         extra = [adapter] if python_baseline and adapter.exists() else []
@@ -123,22 +125,32 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
             lockdown=sandbox.isolation is not Isolation.OFF, readonly_paths=readonly + extra,
             python_baseline=python_baseline, generation_device=track.generation_device,
-            deterministic=track.deterministic_generation,
+            deterministic=deterministic,
         )
 
-    started = time.monotonic()
     reporter.stage(Stage.CHECKING)
     session = runner("submission", built.submission, run_dir)
-    # The baseline never shares the submission's process (judge/runner/baseline.py); its child
-    # starts only when there is something to time. The vendor adapter's folder is its alone.
+    # The baseline never shares the submission's process (judge/runner/baseline.py). Its child is
+    # launched first and is ready before the submission's first call. Only the submission's child
+    # makes inputs the worker compares with its own, so only it needs deterministic generation
+    # (which could also slow a vendor operator down). The vendor adapter's folder is its alone.
     baseline = BaselineRunner(runner("baseline", built.baseline, workdir / "baseline-run",
-                                     python_baseline=track.python_baseline is not None))
+                                     python_baseline=track.python_baseline is not None, deterministic=False))
+    timing_wanted = any(c.case_set.timed for c in cases)
     case_results: list[CaseResult] = []
     result.cases = case_results
     current: Case | None = None  # the case being checked or timed, for a death's report
+    started = time.monotonic()
     try:
-        with session:
+        with contextlib.ExitStack() as children:
+            if timing_wanted:
+                children.enter_context(baseline)
+            children.enter_context(session)
             result.host.update(session.device_info, host=platform.node())
+            if timing_wanted:  # each child measures its clock's overhead: both are recorded
+                result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
+                                    if k.endswith("overhead_ns")})
+            started = time.monotonic()  # the children's start-up is the judge's time, not the run's
             # The roof of the report's chart, recorded with the run since workers differ.
             for key in ("peak_flops", "peak_bytes_per_s"):
                 if runtime_options.get(key):
@@ -154,15 +166,14 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             if timed and all(c.passed for c in case_results):
                 reporter.stage(Stage.TIMING)
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
-                with baseline:
-                    for case_result, case in timed:
-                        current = case
-                        _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
-                        _time_case(session, baseline, case, case_result, checker, host, runtime_options,
-                                   host_clock=track.host_clock)
-                        reporter.note(f"timed {case.name}")
-                        if not case_result.passed:
-                            break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
+                for case_result, case in timed:
+                    current = case
+                    _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
+                    _time_case(session, baseline, case, case_result, checker, host, runtime_options,
+                               host_clock=track.host_clock)
+                    reporter.note(f"timed {case.name}")
+                    if not case_result.passed:
+                        break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.

@@ -6,11 +6,16 @@ walked the C stack to the Python frames), so in a shared process it could slow t
 calls, or swap the baseline's entry point for a slow one, and be paid for it in the ratio.
 Nothing the submission runs reaches this child, so whatever goes wrong in it is the judge's
 failure (IE), never a verdict on the team.
+
+It is launched before the submission's child and is ready before any submission code runs:
+its device context and flush buffer are in place before a kernel could take the memory they
+need, and its start-up is not charged to the run's time limit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 
 from judge.errors import JudgeError
@@ -18,24 +23,37 @@ from judge.problem import Case
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import CallOutcome, RunnerDied, RunnerFailed, RunnerSession, RunnerStartFailed
 
+log = logging.getLogger("opjudge.judge")
+
 
 class BaselineFailed(JudgeError):
-    """The baseline's child failed: it started badly, died, or broke the protocol (IE)."""
+    """The baseline's child failed: it started badly, died, or broke the protocol (IE).
+
+    The message is what the team sees, so it names the step only; the child's own account
+    (which could quote a private case's sizes) goes to the worker's log."""
 
 
 class BaselineRunner:
-    """A RunnerSession that holds only the baseline; its failures become `BaselineFailed`."""
+    """A RunnerSession that holds only the baseline; its failures become `BaselineFailed`.
+
+    Use as a context manager, which launches the child; `ready` waits until it is ready."""
 
     def __init__(self, session: RunnerSession) -> None:
         self.session = session
 
     def __enter__(self) -> BaselineRunner:
         with self._judges_fault("start"):
-            self.session.__enter__()
+            self.session.launch()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.session.__exit__(*exc)
+
+    def ready(self) -> dict[str, str]:
+        """Wait for the child to be ready; what its runtime says of the device."""
+        with self._judges_fault("start"):
+            self.session.wait_ready()
+        return self.session.device_info
 
     def set_case(self, case: Case, timeout_s: float) -> None:
         with self._judges_fault(f"set case {case.name}"):
@@ -51,4 +69,9 @@ class BaselineRunner:
         try:
             yield
         except (RunnerDied, RunnerFailed, RunnerStartFailed, ProtocolViolation) as exc:
-            raise BaselineFailed(f"the baseline's runner failed to {doing}: {exc}") from exc
+            log.warning("the baseline's runner failed to %s: %s; exit status %s; stderr: %s%s", doing, exc,
+                        getattr(exc, "returncode", None), getattr(exc, "stderr", "")[-4000:],
+                        getattr(exc, "withheld_stderr", "")[-4000:])
+            raise BaselineFailed(f"the baseline's runner failed to {doing} ({type(exc).__name__}); "
+                                 "the judge's failure, not the submission's: the worker's log has the details"
+                                 ) from exc

@@ -153,11 +153,18 @@ class RunnerSession:
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
         self._binds += [Bind(p, p) for p in readonly_paths or []]
         self._proc: subprocess.Popen[bytes] | None = None
+        self._closed = False
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, Any] = {}
         self.private_output_withheld = False  # a private case was set: later output went to the sink
 
     def __enter__(self) -> RunnerSession:
+        self.launch()
+        self.wait_ready()
+        return self
+
+    def launch(self) -> None:
+        """Start the child and send it the run's hello; `wait_ready` waits for it to be ready."""
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
         cmd_child, res_child = _free_fd_numbers(2)
@@ -173,6 +180,10 @@ class RunnerSession:
                 env=self._env, pass_fds=(cmd_child, res_child),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
+        except BaseException:
+            os.close(cmd_w)
+            os.close(res_r)
+            raise
         finally:
             os.close(cmd_child)
             os.close(res_child)
@@ -184,16 +195,29 @@ class RunnerSession:
             drain.start()
         try:
             self._send(self._hello)
-            self._expect("loading", self._startup_timeout_s)
-        except RunnerDied as exc:
-            tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
-            raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
-                                    + (f": {tail}" if tail else "")) from exc
-        ready = self._expect("ready", self._startup_timeout_s)
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def wait_ready(self) -> None:
+        """Wait until the child has loaded its libraries; a child that fails to get there is ended."""
+        try:
+            try:
+                self._expect("loading", self._startup_timeout_s)
+            except RunnerDied as exc:
+                tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
+                raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
+                                        + (f": {tail}" if tail else "")) from exc
+            ready = self._expect("ready", self._startup_timeout_s)
+        except BaseException:
+            self.__exit__()  # a protocol error or a load failure must not leave the child running
+            raise
         self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
-        return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._proc is None or self._closed:
+            return  # closing twice could close a descriptor number reused since
+        self._closed = True
         with contextlib.suppress(OSError, ValueError):
             self._commands.write(json.dumps({"op": "exit"}) + "\n")
             self._commands.flush()

@@ -40,44 +40,64 @@ def _request(reference_dir: Path = DEFAULT_REFERENCE_DIR) -> JudgeRequest:
                         case_sets=(CaseSet.TESTS, CaseSet.BENCHMARKS), secret=b"test")
 
 
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
+    """Events of every runner session, in order: (what, which library, child's pid)."""
+    events: list[tuple[str, str, int]] = []
+
+    def role(session: RunnerSession) -> str:
+        return ",".join(sorted(session._hello["libraries"]))
+
+    def pid(session: RunnerSession) -> int:
+        return session._proc.pid if session._proc is not None else 0
+
+    launch, ready, call = RunnerSession.launch, RunnerSession.wait_ready, RunnerSession.call
+
+    def spied_launch(self: RunnerSession) -> None:
+        launch(self)
+        events.append(("launched", role(self), pid(self)))
+
+    def spied_ready(self: RunnerSession) -> None:
+        ready(self)
+        events.append(("ready", role(self), pid(self)))
+
+    def spied_call(self: RunnerSession, lib: str, seed: int, **kwargs):  # type: ignore[no-untyped-def]
+        events.append(("call", lib, pid(self)))
+        return call(self, lib, seed, **kwargs)
+
+    monkeypatch.setattr(RunnerSession, "launch", spied_launch)
+    monkeypatch.setattr(RunnerSession, "wait_ready", spied_ready)
+    monkeypatch.setattr(RunnerSession, "call", spied_call)
+    return events
+
+
 @pytest.mark.slow
 def test_the_baseline_runs_in_a_child_the_submission_never_shares(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[tuple[set[str], int]] = []
-    enter = RunnerSession.__enter__
-
-    def spy(self: RunnerSession) -> RunnerSession:
-        entered = enter(self)
-        assert self._proc is not None
-        started.append((set(self._hello["libraries"]), self._proc.pid))
-        return entered
-
-    monkeypatch.setattr(RunnerSession, "__enter__", spy)
+    events = _spy(monkeypatch)
     result = judge_submission(_request(), host=_host(tmp_path))
     assert result.verdict is Verdict.AC, result.message
-    assert [libraries for libraries, _ in started] == [{"submission"}, {"baseline"}]
-    assert started[0][1] != started[1][1]  # both alive at once while timing: two processes
     assert all(c.ratio for c in result.cases if c.case_set is CaseSet.BENCHMARKS)
+    launched = [(lib, pid) for what, lib, pid in events if what == "launched"]
+    assert [lib for lib, _ in launched] == ["baseline", "submission"]  # the trusted one first
+    pids = dict(launched)
+    assert pids["baseline"] != pids["submission"]  # both alive at once: two processes
+    calls = [(lib, pid) for what, lib, pid in events if what == "call"]
+    assert {pid for lib, pid in calls if lib == "submission"} == {pids["submission"]}
+    assert {pid for lib, pid in calls if lib == "baseline"} == {pids["baseline"]}
+    # The baseline's child was ready (its memory taken) before any submission code ran.
+    first_call = next(i for i, event in enumerate(events) if event[0] == "call")
+    assert ("ready", "baseline", pids["baseline"]) in events[:first_call]
 
 
 @pytest.mark.slow
-def test_a_submission_that_fails_its_checks_never_starts_the_baseline(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[set[str]] = []
-    enter = RunnerSession.__enter__
-
-    def spy(self: RunnerSession) -> RunnerSession:
-        started.append(set(self._hello["libraries"]))
-        return enter(self)
-
-    monkeypatch.setattr(RunnerSession, "__enter__", spy)
-    wrong = BASELINE.read_bytes().replace(b"* 2.0f", b"* 3.0f")
-    assert wrong != BASELINE.read_bytes()
+def test_a_run_with_nothing_to_time_starts_no_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _spy(monkeypatch)
     request = _request()
-    request.sources[0] = SourceFile("kernel.cpp", wrong)
+    request = JudgeRequest(problem=request.problem, backend=request.backend, sources=request.sources,
+                           case_sets=(CaseSet.TESTS,), secret=request.secret)
     result = judge_submission(request, host=_host(tmp_path))
-    assert result.verdict is Verdict.WA, result.message
-    assert started == [{"submission"}]
+    assert result.verdict is Verdict.AC, result.message
+    assert [lib for what, lib, _ in events if what == "launched"] == ["submission"]
 
 
 @pytest.mark.slow
@@ -87,5 +107,6 @@ def test_a_baseline_that_dies_is_the_judges_failure_not_the_teams(tmp_path: Path
     (reference / "add_mul_relu" / "cpu" / "baseline.cpp").write_bytes(CRASHING_BASELINE)
     result = judge_submission(_request(reference), host=_host(tmp_path))
     assert result.verdict is Verdict.IE, result.message
-    assert "the baseline's runner failed" in result.message
+    assert "the baseline's runner failed to run a call" in result.message
+    assert "not the submission's" in result.message
     assert all(c.passed for c in result.cases if c.case_set is CaseSet.TESTS)

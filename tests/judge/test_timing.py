@@ -135,8 +135,10 @@ def test_the_oracles_checks_do_not_use_up_the_timing_budget():
 
 
 def test_a_failure_in_the_baselines_own_child_is_the_judges():
-    """The baseline runs in a child the submission never reaches: whatever fails there is IE, and
-    the submission's child is never asked to run the baseline."""
+    """The baseline runs in a child the submission never reaches: its own failure (a return code)
+    is IE; the checks meant for untrusted code (threads, late work) are not applied to it, where
+    a runtime thread started late would only make a spurious IE; and the submission's child is
+    never asked to run the baseline."""
     from judge.backends import CaseSet
     from judge.checker import CallCheck
     from judge.limits import Limits
@@ -145,20 +147,30 @@ def test_a_failure_in_the_baselines_own_child_is_the_judges():
     from judge.timing import time_case
     from judge.verdict import Verdict
 
-    class LeftoverThread(_ScriptedSession):
+    class Baseline(_ScriptedSession):
+        def __init__(self, failing_rc: int) -> None:
+            super().__init__()
+            self.failing_rc = failing_rc
+
         def call(self, lib, seed, *, timeout_s, recheck_ms=0):
             self.calls.append(lib)
-            stray = int(lib == "baseline" and len(self.calls) > 6)
-            return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=stray,
-                               late_writes=[])
+            late = len(self.calls) > 6
+            return CallOutcome(rc=self.failing_rc if late else 0, elapsed_ns=1000, digest_before={},
+                               digest_after={}, new_threads=int(late), busy_threads=int(late),
+                               late_writes=["y"] if late else [])
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
-    submission, baseline = _ScriptedSession(), LeftoverThread()
-    timing = time_case(submission, baseline, case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
-                       verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
+    passing = lambda c, seed, outcome: CallCheck(Verdict.AC)  # noqa: E731
+    submission, threads_only = _ScriptedSession(), Baseline(failing_rc=0)
+    timing = time_case(submission, threads_only, case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
+                       verify=passing)
+    assert timing.failure is None and timing.ratio == 1.0
+    assert set(submission.calls) == {"submission"} and set(threads_only.calls) == {"baseline"}
+    failing = Baseline(failing_rc=2)
+    timing = time_case(_ScriptedSession(), failing, case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
+                       verify=passing)
     assert timing.failure is not None and timing.failure.verdict is Verdict.IE
-    assert "the baseline failed" in timing.failure.message
-    assert set(submission.calls) == {"submission"} and set(baseline.calls) == {"baseline"}
+    assert "the baseline failed" in timing.failure.message and "returned 2" in timing.failure.message
 
 
 def test_a_timer_moved_inside_the_runner_shows_against_the_workers_bracket():
