@@ -85,13 +85,20 @@ class OracleChecker:
         return self._last[1]
 
     def check(self, case: Case, seed: int, outcome: CallOutcome, outputs: dict[str, torch.Tensor], *,
-              cacheable: bool) -> CallCheck:
+              cacheable: bool, after_kernel: bool = False) -> CallCheck:
+        """`after_kernel`: kernel_run has run in the child before this call."""
         inputs = self.inputs(case, seed)
         mine = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         if mine != outcome.digest_before:
-            differ = sorted(k for k in mine.keys() | outcome.digest_before.keys()
-                            if mine.get(k) != outcome.digest_before.get(k))
-            return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs {', '.join(differ)} differ from "
+            differ = ", ".join(sorted(k for k in mine.keys() | outcome.digest_before.keys()
+                                      if mine.get(k) != outcome.digest_before.get(k)))
+            if after_kernel and self.generation_device == "cpu":
+                # One thread, the same code in both processes, and the child's first call matched:
+                # only the kernel, changing the child's state between calls, makes them part.
+                return CallCheck(Verdict.SV, f"case {case.name}: the runner's inputs {differ} differ from the "
+                                 "judge's after the kernel had run: the kernel changed the runner's state between "
+                                 "calls (its memory or its settings); a call must leave the process as it found it")
+            return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs {differ} differ from "
                              "the judge's regeneration (non-deterministic generator, different numeric "
                              "settings in the two processes, or a tampered runner)")
         started = time.monotonic()

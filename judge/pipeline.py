@@ -215,7 +215,7 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:
         outputs = session.fetch_outputs(call_timeout_s)
-        check = checker.check(case, seed, outcome, outputs, cacheable=True)
+        check = checker.check(case, seed, outcome, outputs, cacheable=True, after_kernel=session.kernel_calls > 1)
     flops, min_bytes = checker.module.work(case, checker.inputs(case, seed))
     public = case.case_set is not CaseSet.PRIVATE
     return CaseResult(
@@ -231,7 +231,7 @@ def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, cas
                host_clock: bool) -> None:
     def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = session.fetch_outputs(host.limits.call_time_limit_s)
-        return checker.check(c, seed, outcome, outputs, cacheable=False)
+        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=session.kernel_calls > 1)
 
     timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
                        call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock)
@@ -350,7 +350,11 @@ def _allocation_failed(detail: str) -> bool:
 
 def _conclude(result: JudgeResult) -> None:
     failures = [c for c in result.cases if not c.passed]
-    result.verdict = worst([c.verdict for c in result.cases] or [Verdict.AC])
+    # A failure the submission earned stands: an IE on a later case cannot turn it into a run that
+    # is retried and never charged (a kernel could otherwise hide a wrong answer behind one).
+    first_ie = next((i for i, c in enumerate(failures) if c.verdict is Verdict.IE), len(failures))
+    earned = failures[:first_ie]
+    result.verdict = worst([c.verdict for c in earned or result.cases] or [Verdict.AC])
     if failures:
         first = next(c for c in failures if c.verdict is result.verdict)
         result.message = first.message

@@ -27,6 +27,7 @@ from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
 from judge.backends import Backend, CaseSet
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
+from judge.runner.fpenv import FloatingPointGuard
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
@@ -124,6 +125,8 @@ class Child:
             self.private_sink = os.open(hello["private_output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                                         | os.O_CLOEXEC, 0o600)
         self.openmp = OpenMpGuard.of_this_process()  # before the lockdown: dlopen may read files
+        self.fp = FloatingPointGuard()  # the environment every call starts from (before any kernel ran)
+        self.workspace_wanted: dict[str, int] = {}  # kernel_workspace_bytes per library, for the case
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
 
@@ -151,6 +154,7 @@ class Child:
             seed=raw["seed"],
             flags=tuple(raw["flags"]),
         )
+        self.workspace_wanted = {}
         if self.case.case_set is CaseSet.PRIVATE:
             self._withhold_output()
         self.send({"op": "case", "name": self.case.name})
@@ -171,7 +175,7 @@ class Child:
 
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None
-        case, runtime, kernel = self.case, self.runtime, self.kernels[lib]
+        case, runtime = self.case, self.runtime
         self.pending = {}
         inputs = make_inputs(self.module, case, seed, self.generation_device)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
@@ -192,11 +196,12 @@ class Child:
                 return int(vendor.run(prepared))
         else:
             vendor = None
-            invoke = self._library_call(kernel, device_inputs, outputs, scalars)
+            invoke = self._library_call(lib, device_inputs, outputs, scalars)
             if invoke is None:
                 return
         runtime.flush_caches()
-        self.openmp.reset()  # what the other library's last call set must not carry over
+        self.openmp.reset()  # what the last call set must not carry over
+        self.fp.restore()
         self._wait_for_go()
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
@@ -206,6 +211,7 @@ class Child:
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
         self.send({"op": "ran"})  # at once: the worker's clock stops here
+        self.fp.restore()  # before the runner computes anything again
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
@@ -255,16 +261,17 @@ class Child:
         if command.get("op") != "go":
             raise RuntimeError(f"expected the worker's go, got {command!r}")
 
-    def _library_call(self, kernel: Kernel, device_inputs: dict[str, torch.Tensor],
+    def _library_call(self, lib: str, device_inputs: dict[str, torch.Tensor],
                       outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:
         """kernel_args packed for this call and the workspace given; None when the request was refused."""
+        kernel = self.kernels[lib]
         pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
         pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
         pointers.update(workspace=None, stream=self.runtime.stream_handle())
         args = pack_args(self.struct, pointers=pointers, scalars=scalars)
         workspace = None
         if kernel.workspace_bytes is not None:
-            wanted = int(kernel.workspace_bytes(ctypes.byref(args)))
+            wanted = self._workspace_request(lib, scalars)
             if wanted < 0 or wanted > self.workspace_limit:
                 self.send({"op": "call", "error": "workspace", "requested": wanted})
                 return None
@@ -277,6 +284,24 @@ class Child:
             return int(kernel.run(ctypes.byref(args)))
 
         return invoke
+
+    def _workspace_request(self, lib: str, scalars: dict[str, float | int]) -> int:
+        """kernel_workspace_bytes for the case, asked once per case and library with every pointer
+        NULL ("scratch bytes wanted for these sizes").
+
+        Asked off the clock, it must never see a call's data: the red team's kernel wrote the
+        outputs from the real pointers it was given here, and timed only the last eighth of the
+        work (ratio 0.15, score 200). Asked at the case's first call, whose time never counts
+        (a correctness call or a warm-up), with no pointer at all.
+        """
+        if lib not in self.workspace_wanted:
+            blank = pack_args(self.struct, pointers=dict.fromkeys([*self.pointer_names, "workspace", "stream"]),
+                              scalars=scalars)
+            workspace_bytes = self.kernels[lib].workspace_bytes
+            assert workspace_bytes is not None
+            self.workspace_wanted[lib] = int(workspace_bytes(ctypes.byref(blank)))
+            self.fp.restore()
+        return self.workspace_wanted[lib]
 
     def send_outputs(self) -> None:
         blobs = {k: _raw(self.runtime.to_host(t)) for k, t in self.pending.items()}

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ class RunnerSession:
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, Any] = {}
         self.private_output_withheld = False  # a private case was set: later output went to the sink
+        self.kernel_calls = 0  # calls of the submission's kernel_run this child was asked to make
 
     def __enter__(self) -> RunnerSession:
         self.launch()
@@ -193,26 +195,34 @@ class RunnerSession:
         self._drains = [_Drain(self._proc.stdout, self._stdout_limit), _Drain(self._proc.stderr, self._stdout_limit)]
         for drain in self._drains:
             drain.start()
-        try:
+        with self._starting():
             self._send(self._hello)
-        except BaseException:
-            self.__exit__()
-            raise
 
     def wait_ready(self) -> None:
         """Wait until the child has loaded its libraries; a child that fails to get there is ended."""
+        with self._starting():
+            self._expect("loading", self._startup_timeout_s)
         try:
-            try:
-                self._expect("loading", self._startup_timeout_s)
-            except RunnerDied as exc:
-                tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
-                raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
-                                        + (f": {tail}" if tail else "")) from exc
             ready = self._expect("ready", self._startup_timeout_s)
         except BaseException:
             self.__exit__()  # a protocol error or a load failure must not leave the child running
             raise
         self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
+
+    @contextlib.contextmanager
+    def _starting(self) -> Iterator[None]:
+        """Before the child says it loads the libraries, no submission code has run: a death there
+        is the judge's (`RunnerStartFailed`). Whatever fails, the child is ended."""
+        try:
+            yield
+        except RunnerDied as exc:
+            self.__exit__()
+            tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
+            raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
+                                    + (f": {tail}" if tail else "")) from exc
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         if self._proc is None or self._closed:
@@ -259,6 +269,7 @@ class RunnerSession:
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
         own clock, until the child says "ran" (`bracket_ns`); then the child's report follows."""
+        self.kernel_calls += lib == "submission"
         self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
         message = self._expect(("armed", "call"), timeout_s)
         if message.header.get("op") == "call" and message.header.get("error") == "workspace":

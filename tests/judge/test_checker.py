@@ -41,3 +41,10 @@ def test_the_oracle_runs_with_the_checkers_threads(threads: int, monkeypatch: py
                            late_writes=[])
     ie = checker.check(case, 7, tampered, right, cacheable=False)
     assert ie.verdict is Verdict.IE and "inputs x differ" in ie.message
+    # After a kernel_run in the same child, on CPU-made inputs, only the kernel can have parted them.
+    sv = checker.check(case, 7, tampered, right, cacheable=False, after_kernel=True)
+    assert sv.verdict is Verdict.SV and "after the kernel had run" in sv.message
+    # Device generation is unverified here: a mismatch there stays the judge's failure.
+    on_device = OracleChecker(problem, oracle_threads=threads, generation_device="cuda")
+    on_device._last = ((case.name, case.case_set, 7), inputs)  # the inputs as made (no GPU here)
+    assert on_device.check(case, 7, tampered, right, cacheable=False, after_kernel=True).verdict is Verdict.IE

@@ -204,3 +204,23 @@ def test_a_call_longer_than_the_bracket_around_it_is_a_tampered_timer():
     inflated = CallOutcome(rc=0, elapsed_ns=2_000_000, digest_before={}, digest_after={}, new_threads=0,
                            late_writes=[], bracket_ns=950_000)
     assert conduct(case, inflated, 1 << 20).verdict is Verdict.SV
+
+
+def test_a_failure_the_submission_earned_is_not_hidden_behind_a_later_internal_error():
+    from judge.backends import Backend, CaseSet
+    from judge.pipeline import _conclude
+    from judge.results import CaseResult, JudgeResult
+    from judge.verdict import Verdict
+
+    def run(*verdicts: Verdict) -> JudgeResult:
+        result = JudgeResult(verdict=Verdict.AC, problem="p", backend=Backend.CPU, message="")
+        result.cases = [CaseResult(name=f"c{i}", case_set=CaseSet.TESTS, passed=v is Verdict.AC, verdict=v,
+                                   message=f"case c{i}: {v.value}") for i, v in enumerate(verdicts)]
+        _conclude(result)
+        return result
+
+    wrong_then_internal = run(Verdict.AC, Verdict.WA, Verdict.IE, Verdict.WA)
+    assert wrong_then_internal.verdict is Verdict.WA and wrong_then_internal.message == "case c1: WA"
+    assert run(Verdict.IE, Verdict.WA).verdict is Verdict.IE  # nothing earned before it: the judge's failure
+    assert run(Verdict.WA, Verdict.SV, Verdict.IE).verdict is Verdict.SV  # judging.md's order among the earned
+    assert run(Verdict.AC, Verdict.AC).verdict is Verdict.AC

@@ -318,16 +318,21 @@ __global__ void finish_keys(Params p) {
 
 int64_t workspace_floats(const kernel_args* a) { return a->B * a->S2 * a->N2 * (2 * a->D + a->Dr); }
 
-bool valid_args(const kernel_args* a) {
+// The sizes alone: kernel_workspace_bytes is asked with every pointer NULL.
+bool valid_sizes(const kernel_args* a) {
     if (a->B < 1 || a->S1 < 1 || a->S2 < 1 || a->N1 < 1 || a->N2 < 1 || a->D < 1 || a->Dr < 0 || a->K < 1)
         return false;
     if (a->block_size < 1 || a->N1 % a->N2 != 0 || (a->sparse_mode != 0 && a->sparse_mode != 3)) return false;
     if (a->dtype != KERNEL_F32 && a->dtype != KERNEL_F16 && a->dtype != KERNEL_BF16) return false;
+    return a->K <= INT32_MAX && a->S2 <= INT32_MAX;  // tile slots hold key tokens as int
+}
+
+bool valid_args(const kernel_args* a) {
+    if (!valid_sizes(a)) return false;
     if (!a->q || !a->k || !a->v || !a->d_out || !a->out || !a->sparse_indices || !a->softmax_max ||
         !a->softmax_sum || !a->dq || !a->dk || !a->dv)
         return false;
-    if (a->Dr > 0 && (!a->q_rope || !a->k_rope || !a->dq_rope || !a->dk_rope)) return false;
-    return a->K <= INT32_MAX && a->S2 <= INT32_MAX;  // tile slots hold key tokens as int
+    return a->Dr == 0 || (a->q_rope && a->k_rope && a->dq_rope && a->dk_rope);
 }
 
 // Columns of dq summed per pass: as many as fit next to the fixed parts, at most D + Dr.
@@ -358,7 +363,7 @@ int launch(const Params& params, cudaStream_t stream) {
 }  // namespace
 
 extern "C" int64_t kernel_workspace_bytes(const kernel_args* args) {
-    if (args == nullptr || !valid_args(args)) return 0;
+    if (args == nullptr || !valid_sizes(args)) return 0;
     return workspace_floats(args) * int64_t(sizeof(float));
 }
 
