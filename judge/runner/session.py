@@ -155,6 +155,7 @@ class RunnerSession:
         self._binds += [Bind(p, p) for p in readonly_paths or []]
         self._proc: subprocess.Popen[bytes] | None = None
         self._closed = False
+        self._drains: list[_Drain] = []  # none until launched: output_text() is then empty
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, Any] = {}
         self.private_output_withheld = False  # a private case was set: later output went to the sink

@@ -110,3 +110,24 @@ def test_a_baseline_that_dies_is_the_judges_failure_not_the_teams(tmp_path: Path
     assert "the baseline's runner failed to run a call" in result.message
     assert "not the submission's" in result.message
     assert all(c.passed for c in result.cases if c.case_set is CaseSet.TESTS)
+
+
+@pytest.mark.slow
+def test_a_baseline_child_that_cannot_start_is_an_internal_error(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import judge.runner.session as session_module
+
+    launch = RunnerSession.launch
+
+    def baseline_dies_at_once(self: RunnerSession) -> None:
+        if "baseline" in self._hello["libraries"]:
+            with monkeypatch.context() as patch:
+                patch.setattr(session_module, "interpreter", lambda: "/bin/false")
+                return launch(self)
+        return launch(self)
+
+    monkeypatch.setattr(RunnerSession, "launch", baseline_dies_at_once)
+    result = judge_submission(_request(), host=_host(tmp_path))
+    assert result.verdict is Verdict.IE, result.message
+    assert "the baseline's runner failed to start" in result.message
+    assert result.cases == []  # nothing of the submission ran
