@@ -81,7 +81,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
-        cases=[_case_view(c, redact=team_view and c.case_set is CaseSet.PRIVATE) for c in cases],
+        cases=_case_views(cases, team_view=team_view),
     )  # fmt: skip
 
 
@@ -109,10 +109,22 @@ def _quotes_a_private_case(message: str, cases: list[CaseResultRow]) -> bool:
     return any(c.case_set is CaseSet.PRIVATE and c.message and c.message in message for c in cases)
 
 
-def _case_view(row: CaseResultRow, *, redact: bool) -> CaseView:
+def _case_views(rows: list[CaseResultRow], *, team_view: bool) -> list[CaseView]:
+    """A team sees a private case as "private <n>": the package's names say sizes (`p01_48m_f16`)."""
+    views, hidden = [], 0
+    for row in rows:
+        if team_view and row.case_set is CaseSet.PRIVATE:
+            hidden += 1
+            views.append(_case_view(row, redact=True, name=f"private {hidden}"))
+        else:
+            views.append(_case_view(row, redact=False))
+    return views
+
+
+def _case_view(row: CaseResultRow, *, redact: bool, name: str = "") -> CaseView:
     if redact:
         return CaseView(
-            row.name,
+            name or row.name,
             row.case_set,
             row.passed,
             row.verdict,
