@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     board_cache_ttl_s: float = Field(default=1.0, ge=0)
 
     cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
+    # Behind a TLS-terminating proxy (docker-compose.yml): mark the login cookies Secure whatever
+    # scheme reaches the app, and trust the proxy's X-Forwarded-Proto from these addresses.
+    secure_cookies: bool = False
+    forwarded_allow_ips: str = "127.0.0.1"
 
     @model_validator(mode="after")
     def _secrets_present(self) -> Settings:

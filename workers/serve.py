@@ -79,7 +79,8 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
                             info={"host": os.uname().nodename, "mode": "in-process"})
     monitor.start()
     try:
-        uvicorn.run(create_app(settings, dispatcher), host=host, port=port, log_level=log_level)
+        uvicorn.run(create_app(settings, dispatcher), host=host, port=port, log_level=log_level,
+                    proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips)
     finally:
         monitor.stop()
         if inprocess is not None:

@@ -112,7 +112,7 @@ def login_form(request: Request, viewer: Annotated[Principal | None, Depends(pag
     nonce = secrets.token_urlsafe(24)
     response = render(request, "login.html", next=_safe_next(next) or "", login_csrf=nonce, error=None)
     response.set_cookie(LOGIN_CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/login",
-                        secure=request.url.scheme == "https")  # fmt: skip
+                        secure=_secure(request))  # fmt: skip
     return response
 
 
@@ -137,7 +137,7 @@ def login_submit(
         return _login_again(request, next, f"That token does not work: {error}.", 401)
     response = RedirectResponse(_safe_next(next) or home_of(principal), status_code=303)
     response.set_cookie(TOKEN_COOKIE, token, max_age=COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
-                        path="/", secure=request.url.scheme == "https")  # fmt: skip
+                        path="/", secure=_secure(request))  # fmt: skip
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
     return response
 
@@ -149,6 +149,13 @@ def logout(request: Request, settings: SettingsDep, csrf: Annotated[str, Form()]
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(TOKEN_COOKIE, path="/")
     return response
+
+
+def _secure(request: Request) -> bool:
+    """Mark the cookies Secure on HTTPS, or always where TLS ends at a proxy (OPJUDGE_SECURE_COOKIES):
+    the token cookie is the API token itself, and must never travel over plain HTTP."""
+    settings: Settings = request.app.state.settings
+    return settings.secure_cookies or request.url.scheme == "https"
 
 
 def _check(session: Session, settings: Settings, token: str) -> Principal:
@@ -163,5 +170,5 @@ def _login_again(request: Request, next_path: str, message: str, status: int) ->
     response = render(request, "login.html", status_code=status, next=_safe_next(next_path) or "",
                       login_csrf=nonce, error=message)  # fmt: skip
     response.set_cookie(LOGIN_CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/login",
-                        secure=request.url.scheme == "https")  # fmt: skip
+                        secure=_secure(request))  # fmt: skip
     return response
