@@ -103,7 +103,8 @@ class BoardCache:
                 self._boards.move_to_end(key)
                 return cached
         board = leaderboard(session, competition=competition, final=final, ignore_freeze=ignore_freeze, now=now)
-        etag = '"' + "-".join(str(part) for part in key) + '"'
+        # From the board's own version, not the live one in `key`: a frozen board's stays put.
+        etag = '"' + "-".join(str(part) for part in (key[0], board.version, *key[2:])) + '"'
         body = serialise(board)
         cached = CachedBoard(board, body, gzip.compress(body, compresslevel=6), etag, state.final_published)
         with self._lock:

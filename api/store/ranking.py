@@ -7,6 +7,7 @@ that serve many readers cache a board per `board_version`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -135,7 +136,17 @@ def leaderboard(
         baseline=_baseline(comp, problems, columns, rows), problems=problems,
         reference=reference_of(standings) if frozen_at is not None else {},
     )  # fmt: skip
+    if frozen_at is not None:
+        # The live version moves with every judged run and every reviewer mark: shown on a frozen
+        # board (and in its ETag), it would let anyone count and time the others' runs after the
+        # freeze. The frozen board's version says only what the frozen board shows.
+        board = replace(board, version=content_version(board.columns, board.rows), generated_at=frozen_at)
     return for_viewer(session, board, viewer_team=viewer_team)
+
+
+def content_version(*parts: object) -> int:
+    """A version that changes only when `parts` do (48 bits of a hash of their repr)."""
+    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=6).digest(), "big")
 
 
 def for_viewer(session: Session, board: Leaderboard, *, viewer_team: int | None) -> Leaderboard:
@@ -150,6 +161,8 @@ def for_viewer(session: Session, board: Leaderboard, *, viewer_team: int | None)
         live = _live_standing(session, board, viewer_team)
         if live:
             rows = _with_live_row(rows, _row(live[0], board.columns))
+            # The team's own live row moves its view on; the others' rows stay frozen.
+            board = replace(board, version=content_version(board.version, rows))
     rows = [replace(r, is_viewer=True) if r.team_id == viewer_team else r for r in rows]
     return replace(board, rows=tuple(rows))
 

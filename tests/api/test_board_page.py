@@ -114,6 +114,33 @@ def test_a_team_still_sees_its_own_row_and_a_frozen_board_live(
     assert renders == ["board.html"]  # one shared build; bravo's page was rendered for bravo alone
 
 
+def test_a_frozen_board_does_not_count_the_runs_judged_after_the_freeze(
+    pages: TestClient, session: Session, contest: Contest, clock: Clock
+) -> None:
+    """Its version and ETag stay put while others' runs finish after the freeze; a team's own view
+    moves on with its own results."""
+    open_quotas(session, contest, clock)
+    judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5})
+    freeze = clock.now + timedelta(minutes=1)
+    update_competition(session, slug=contest.slug, changes={"freeze_at": freeze}, actor=None, now=clock.now)
+    clock.now = freeze + timedelta(minutes=5)
+    board_url = f"/api/v1/competitions/{contest.slug}/leaderboard"
+    before = pages.get(board_url)
+    judged(session, contest, clock, "bravo", benchmarks={"b1": 0.2})
+    judged(session, contest, clock, "bravo", benchmarks={"b1": 0.3})
+    after = pages.get(board_url)
+    assert after.json()["frozen"] is True
+    assert after.json()["version"] == before.json()["version"] and after.headers["etag"] == before.headers["etag"]
+    assert after.json()["generated_at"] == before.json()["generated_at"]
+    assert pages.get(board_url, headers={"If-None-Match": before.headers["etag"]}).status_code == 304
+
+    bravo = {"Authorization": f"Bearer {contest.tokens['bravo']}"}
+    seen = pages.get(board_url, headers=bravo).json()["version"]
+    judged(session, contest, clock, "bravo", benchmarks={"b1": 0.25})
+    assert pages.get(board_url, headers=bravo).json()["version"] != seen  # its own live row moved
+    assert pages.get(board_url).json()["version"] == before.json()["version"]
+
+
 def test_the_fragment_answers_204_while_current_and_is_shared(
     pages: TestClient, session: Session, contest: Contest, clock: Clock, renders: list[str]
 ) -> None:
