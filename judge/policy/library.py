@@ -26,7 +26,14 @@ _SHF_EXECINSTR = 0x4
 _STB_GLOBAL, _STB_WEAK, _STT_GNU_IFUNC = 1, 2, 10
 _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 1, 15, 29
 _DT_INIT_ARRAYSZ, _DT_FINI_ARRAYSZ, _DT_PREINIT_ARRAYSZ = 27, 28, 33
-_EM_X86_64 = 62
+_EM_X86_64, _EM_AARCH64 = 62, 183
+_SHT_RELA = 4
+_IRELATIVE = {_EM_X86_64: 37, _EM_AARCH64: 1032}  # R_*_IRELATIVE: a resolver run at load time
+_PT_LOAD, _PT_GNU_STACK = 1, 0x6474E551
+_PF_X, _PF_W = 1, 2
+# What crti/crtn put in .init and .fini on x86-64 (23 and 9 bytes with GNU binutils; 4 more for an
+# endbr64): anything longer was added by the submission (top-level asm in .init runs at load time).
+_X86_INIT_FINI_BYTES = {".init": 27, ".fini": 13}
 _PREFIXES = {
     "lock",
     "rep",
@@ -92,6 +99,20 @@ class _Elf:
 
     def section_bytes(self, section: _Section) -> bytes:
         return self.data[section.offset : section.offset + section.size]
+
+    def segments(self) -> list[tuple[int, int]]:
+        """(p_type, p_flags) of every program header."""
+        (phoff,) = struct.unpack_from("<Q", self.data, 32)
+        phentsize, phnum = struct.unpack_from("<HH", self.data, 54)
+        return [struct.unpack_from("<II", self.data, phoff + i * phentsize) for i in range(phnum)]
+
+    def relocation_types(self) -> set[int]:
+        types = set()
+        for sec in (s for s in self.sections if s.type == _SHT_RELA):
+            for i in range(sec.size // 24):
+                (info,) = struct.unpack_from("<Q", self.data, sec.offset + i * 24 + 8)
+                types.add(info & 0xFFFFFFFF)
+        return types
 
     def dynamic_symbols(self) -> list[_Symbol]:
         symbols = []
@@ -193,6 +214,30 @@ def _check_dynamic(elf: _Elf, rules: BackendRules) -> list[PolicyFinding]:
     return findings
 
 
+def _check_loading(elf: _Elf) -> list[PolicyFinding]:
+    """What the loader would do beyond mapping the code: make the stack executable (a kernel could
+    then build machine code at run time, out of the disassembler's sight), map writable code, run
+    a resolver (IRELATIVE) or extra code in .init/.fini."""
+    findings = []
+    segments = elf.segments()
+    stack = [flags for kind, flags in segments if kind == _PT_GNU_STACK]
+    if not stack or any(flags & _PF_X for flags in stack):
+        findings.append(_finding("executable-stack", "the library asks for an executable stack (a GNU nested "
+                                 "function, or code that builds machine code at run time): not allowed"))
+    if any(kind == _PT_LOAD and flags & _PF_W and flags & _PF_X for kind, flags in segments):
+        findings.append(_finding("writable-code", "the library maps memory that is both writable and executable"))
+    if _IRELATIVE.get(elf.machine) in elf.relocation_types():
+        findings.append(_finding("load-time-code", "the library picks a function at load time (an ifunc "
+                                 "resolver, run before kernel_run is called): not allowed"))
+    if elf.machine == _EM_X86_64:
+        for section in elf.sections:
+            limit = _X86_INIT_FINI_BYTES.get(section.name)
+            if limit is not None and section.size > limit:
+                findings.append(_finding("load-time-code", f"the library adds code to {section.name} (run when it "
+                                         "is loaded or unloaded, e.g. through top-level asm): not allowed"))
+    return findings
+
+
 def _disassemble(library: Path, sections: list[str]) -> str:
     """objdump of every executable section, data objects in them included.
 
@@ -282,4 +327,5 @@ def check_library_file(library: Path, rules: BackendRules) -> list[PolicyFinding
         elf = _Elf(library.read_bytes())
     except (OSError, ValueError, struct.error) as exc:
         return [_finding("library-format", f"the built library cannot be read as a shared object: {exc}")]
-    return _check_dynamic(elf, rules) + _check_symbols(elf, rules) + _check_instructions(elf, library, rules)
+    return (_check_dynamic(elf, rules) + _check_loading(elf) + _check_symbols(elf, rules)
+            + _check_instructions(elf, library, rules))

@@ -28,6 +28,9 @@ def cut_log(text: str, limit_bytes: int) -> str:
     return raw[:limit_bytes].decode(errors="ignore") + f"\n[log cut at {limit_bytes} bytes]"
 
 
+BUILD_MEMORY_MIB = 4096  # address space of each compiler process (cc1plus needs well under 1 GiB here)
+
+
 class GccToolchain(Toolchain):
     backend = Backend.CPU
 
@@ -56,9 +59,13 @@ class GccToolchain(Toolchain):
         deadline = started + limits.compile_time_limit_s
         includes = [f"-I{d}" for d in include_dirs]
         binds = [Bind(workdir, workdir, writable=True)] + [Bind(d, d) for d in include_dirs]
+        # A constexpr or template explosion grows cc1plus by about 1 KB per step (red team): without a
+        # memory limit one build could take the worker's memory in its 60 s.
         box_limits = SandboxLimits(
             max_processes=limits.max_processes,
             max_file_size_bytes=limits.max_file_size_bytes,
+            address_space_mib=BUILD_MEMORY_MIB,
+            cpu_time_s=limits.compile_time_limit_s,
             seccomp=True,
         )
         log: list[str] = []

@@ -154,3 +154,39 @@ def test_openmps_clocks_are_not_openmp_calls_a_kernel_may_import(name: str) -> N
     rules = rules_for(Backend.CPU)
     assert not rules.import_allowed(name)
     assert rules.import_allowed("omp_get_thread_num") and rules.import_allowed("omp_get_max_threads")
+
+
+# Red team, build stage: each passed both policy layers and ran in the strict sandbox before.
+def test_an_executable_stack_is_refused(tmp_path: Path) -> None:
+    """A GNU C nested function makes the stack executable; a kernel then ran rdtsc built at run time."""
+    src = tmp_path / "k.c"
+    src.write_text(
+        "static int apply(int (*f)(int), int v) { return f(v); }\n"
+        "int kernel_run(const void* a) { int base = a == 0; int add(int v) { return v + base; }\n"
+        "  return apply(add, 0); }\n"
+    )
+    out = tmp_path / "k.so"
+    subprocess.run(["gcc", "-std=gnu17", "-O3", "-fPIC", "-shared", str(src), "-o", str(out)], check=True,
+                   capture_output=True)
+    assert "executable-stack" in [f.rule for f in check_library(Backend.CPU, out)]
+
+
+def test_a_local_ifunc_made_by_token_pasting_is_refused(tmp_path: Path) -> None:
+    """A static ifunc never reaches .dynsym: only its IRELATIVE relocation shows it."""
+    code = (
+        ENTRY + "#define CAT(a, b) a##b\nstatic int impl(int v) { return v; }\n"
+        'extern "C" { static void* pick(void) { return (void*)impl; }\n'
+        'static int chosen(int) __attribute__((CAT(if, unc)("pick"))); }\n'
+        'extern "C" int use(int v) { return chosen(v); }\n'
+    )
+    assert "load-time-code" in rules_of(tmp_path, code)
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the .init size check is x86-64's")
+def test_code_added_to_init_by_top_level_asm_is_refused(tmp_path: Path) -> None:
+    code = (
+        ENTRY + "#define CAT(a, b) a##b\n"
+        'extern "C" __attribute__((visibility("hidden"), used)) void on_load(void) {}\n'
+        'CAT(__as, m__)(".pushsection .init,\\"ax\\",@progbits\\n call on_load\\n .popsection");\n'
+    )
+    assert "load-time-code" in rules_of(tmp_path, code)
