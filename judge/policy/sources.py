@@ -1,10 +1,13 @@
 """The policy check of sources, before anything is compiled (judging.md, stage 1).
 
-The text is first brought to what the compiler's own first phases see: line
-continuations joined, comments and string/char literals blanked (their line
-breaks kept, so line numbers stay right), digraph `%:` read as `#`. Rules are
+The text is first brought to what the compiler's own first phases see: a lone
+CR read as a line break, trigraphs read as C17 reads them, line continuations
+joined (a backslash, blanks, then a line break is one too, as for gcc),
+comments and string/char literals blanked (their line breaks kept, so line
+numbers stay right), digraph `%:` read as `#`, \f and \v as blanks. Rules are
 then regexes over that text: a banned name hidden in a comment or a string is
-not a finding, and one split over a line continuation still is.
+not a finding, and one split over a line continuation still is. A red team hid
+code from a plainer reading with each of those (tests/judge/policy).
 What a regex cannot see (a name built by token pasting, `#define`d away)
 shows up in the library check after the build: the two layers back each other.
 """
@@ -23,7 +26,12 @@ from judge.results import PolicyFinding
 from judge.toolchains.base import SourceFile
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
-_DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(\w+)(.*)$", re.MULTILINE)
+_DIRECTIVE_RE = re.compile(r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*(\w+)(.*)$", re.MULTILINE)
+_SYSTEM_HEADER_RE = re.compile(r"GCC\s+system_header\b")
+_CONTINUATION_RE = re.compile(r"\\[ \t\f\v]*\n")
+_TRIGRAPHS = {"=": "#", "/": "\\", "'": "^", "(": "[", ")": "]", "!": "|", "<": "{", ">": "}", "-": "~"}
+_TRIGRAPH_RE = re.compile(r"\?\?([=/'()!<>\-])")
+_RAW_STRING_RE = re.compile(r'(?:u8|u|U|L)?R"([^ ()\\\t\n]{0,16})\(')
 _INCLUDE_DIRECTIVES = {"include", "include_next", "import", "embed"}
 _SYSTEM_INCLUDE_GLOBS = ("/usr/include", "/usr/include/*-linux-gnu", "/usr/include/c++/*", "/usr/lib/gcc/*/*/include")
 
@@ -35,9 +43,10 @@ def _join_continuations(text: str) -> tuple[str, list[int]]:
     line = 1
     i = 0
     while i < len(text):
-        if text[i] == "\\" and text[i + 1 : i + 2] == "\n":
+        continued = _CONTINUATION_RE.match(text, i) if text[i] == "\\" else None
+        if continued:
             line += 1
-            i += 2
+            i = continued.end()
             continue
         out.append(text[i])
         lines.append(line)
@@ -70,18 +79,14 @@ def _blank(text: str) -> tuple[str, list[str]]:
             end = n if end < 0 else end + 2
             blank(i, end)
             i = end
-        elif c == "R" and text.startswith('"', i + 1) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            match = re.match(r'R"([^ ()\\\t\n]{0,16})\(', text[i:])
-            if not match:
-                i += 1
-                continue
-            close = ")" + match.group(1) + '"'
-            end = text.find(close, i + match.end())
+        elif c in "uULR" and (i == 0 or not _is_word(text[i - 1])) and (raw := _RAW_STRING_RE.match(text, i)):
+            close = ")" + raw.group(1) + '"'
+            end = text.find(close, raw.end())
             end = n if end < 0 else end + len(close)
             strings.append(text[i:end])
-            blank(i + 1, end)
+            blank(raw.end() - len(raw.group(1)) - 2, end)
             i = end
-        elif c == "'" and i > 0 and text[i - 1] in "0123456789abcdefABCDEF" and text[i + 1 : i + 2].isalnum():
+        elif c == "'" and _in_number(text, i):
             i += 1  # a digit separator (1'000'000), not a character literal
         elif c in "\"'":
             j = i + 1
@@ -95,6 +100,22 @@ def _blank(text: str) -> tuple[str, list[str]]:
         else:
             i += 1
     return "".join(out), strings
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _in_number(text: str, i: int) -> bool:
+    """Whether the quote at `i` separates digits: the token before it is a number (`case'a'` is not)."""
+    start = i
+    while start > 0 and (_is_word(text[start - 1]) or text[start - 1] in "'."):
+        start -= 1
+    return start < i and text[start].isdigit() and text[i + 1 : i + 2].isalnum()
+
+
+def _read_trigraphs(text: str) -> str:
+    return _TRIGRAPH_RE.sub(lambda m: _TRIGRAPHS[m.group(1)], text)
 
 
 def _is_system_header(name: str) -> bool:
@@ -153,9 +174,15 @@ def _check_includes(
     findings = []
     for match in _DIRECTIVE_RE.finditer(code):
         directive, rest = match.group(1), match.group(2).strip()
+        line = _line(lines, match.start(1))
+        if directive == "line" or directive.isdigit() or (directive == "pragma" and _SYSTEM_HEADER_RE.match(rest)):
+            # They change which file and line the compiler says code comes from, or make a file
+            # count as a system header: its code would then be reported, and read, as not the team's.
+            findings.append(PolicyFinding(
+                "line-directive", "#line, line markers and `#pragma GCC system_header` are not allowed", name, line))
+            continue
         if directive not in _INCLUDE_DIRECTIVES:
             continue
-        line = _line(lines, match.start(1))
         if directive != "include":
             findings.append(PolicyFinding("banned-include", f"#{directive} is not allowed; use #include", name, line))
             continue
@@ -216,15 +243,26 @@ def check_source_files(
         return findings
     own = {s.name for s in sources}
     for source in sources:
-        text = source.content.decode("utf-8", errors="replace").replace("\r\n", "\n")
-        joined, lines = _join_continuations(text)
-        code, strings = _blank(joined)
-        # Quoted includes need the file name the blanking removed: read it from the joined text.
-        code_for_includes = _restore_include_names(joined, code)
-        per_file = _check_includes(source.name, code_for_includes, lines, rules, own, problem_headers)
-        per_file += _check_banned(source.name, code, lines, rules)
-        findings += sorted(per_file, key=lambda f: f.line or 0)
+        text = source.content.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        # Trigraphs (`??=` is `#`) are read in C17 and not in C++17; a header may be included by
+        # either, so a file that has any is checked as both readings.
+        readings = dict.fromkeys([text, _read_trigraphs(text)])
+        per_file: dict[tuple[str, int | None, str], PolicyFinding] = {}
+        for reading in readings:
+            for finding in _check_text(source.name, reading, rules, own, problem_headers):
+                per_file.setdefault((finding.rule, finding.line, finding.message), finding)
+        findings += sorted(per_file.values(), key=lambda f: f.line or 0)
     return findings
+
+
+def _check_text(name: str, text: str, rules: BackendRules, own: set[str],
+                problem_headers: Collection[str]) -> list[PolicyFinding]:
+    joined, lines = _join_continuations(text)
+    code, _strings = _blank(joined)
+    # Quoted includes need the file name the blanking removed: read it from the joined text.
+    code_for_includes = _restore_include_names(joined, code)
+    return (_check_includes(name, code_for_includes, lines, rules, own, problem_headers)
+            + _check_banned(name, code, lines, rules))
 
 
 def _restore_include_names(joined: str, code: str) -> str:

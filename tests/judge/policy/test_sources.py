@@ -167,3 +167,38 @@ def test_rules_are_data_a_backend_can_register() -> None:
         assert only("#include <cmath>\n").rule == "banned-include"
     finally:
         register_rules(Backend.CPU, saved)
+
+
+# Each of these compiles, and g++/gcc reads the hidden line as code (checked by hand with gcc 12):
+# the source check must read the text as the compiler's early phases do, not as it looks.
+@pytest.mark.parametrize(
+    ("code", "name", "rule"),
+    [
+        ("int a;\r#include <unistd.h>\n", "kernel.cpp", "banned-include"),  # a lone CR ends a line
+        ("int a;\n\f#include <unistd.h>\n", "kernel.cpp", "banned-include"),  # \f and \v are blanks
+        ("int a;\n\v#include <unistd.h>\n", "kernel.cpp", "banned-include"),
+        ("??=include <unistd.h>\n", "kernel.c", "banned-include"),  # C17 reads trigraphs
+        ('const char* s = "??/"; const char* t = "; int p = fork(); //";\n', "kernel.c", "process-creation"),
+        ('const char* s = "a\\ \n"; int p = fork();\n', "kernel.cpp", "process-creation"),  # \ blank newline
+        ("int f(int c) { switch (c) { case'a': return fork(); } return 0; }\n", "kernel.cpp", "process-creation"),
+        ('const char* s = u8R"x(";\n)x"; int p = fork();\n', "kernel.cpp", "process-creation"),
+        ('const wchar_t* s = LR"(";\n)"; int p = fork();\n', "kernel.cpp", "process-creation"),
+    ],
+    ids=["lone-cr", "form-feed", "vertical-tab", "trigraph-include", "trigraph-escape", "backslash-blank-newline",
+         "char-after-keyword", "u8-raw-string", "wide-raw-string"],
+)
+def test_text_hidden_from_a_naive_reading_is_still_checked(code: str, name: str, rule: str) -> None:
+    assert rule in {f.rule for f in findings(code, name=name)}, findings(code, name=name)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['#line 1 "/usr/include/math.h"', '# 1 "/usr/include/math.h" 1 3', "%:line 7", "#pragma GCC system_header"],
+)
+def test_directives_that_change_where_the_compiler_says_code_is_are_refused(line: str) -> None:
+    assert only(f"int a;\n{line}\nint b;\n").rule == "line-directive"
+
+
+def test_digit_separators_and_character_literals_still_read_right() -> None:
+    assert findings("int n = 0x1'0000; char c = u8'a'; float f = 1'000.5f;\n") == []
+    assert findings("const char* s = \"??=\";\n", name="kernel.cpp") == []  # C++17 has no trigraphs
