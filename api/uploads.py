@@ -39,6 +39,7 @@ class UploadForm:
     problem: str
     backend: Backend
     files: list[tuple[str, bytes]]  # (checked name, content), in upload order
+    csrf: str = ""  # the page form's token (the JSON API authenticates by header and has none)
 
 
 def check_file_name(name: str) -> str:
@@ -182,4 +183,4 @@ def _form(parts: list[_Part]) -> UploadForm:
         files.append((name, _content(name, bytes(part.data))))
     if not files:
         raise UploadInvalidError("no source files: send one or more as 'files' fields")
-    return UploadForm(problem, backend, files)
+    return UploadForm(problem, backend, files, csrf=fields.get("csrf", ""))

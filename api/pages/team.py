@@ -53,12 +53,17 @@ def team_page(request: Request, session: SessionDep, viewer: TeamViewer, now: No
 
 
 async def page_upload(request: Request, settings: SettingsDep, viewer: TeamViewer) -> UploadForm | UserFacingError:
-    """The parsed upload, or the reason it cannot be used (shown on the team page, not as an error page)."""
-    check_csrf(request, settings, request.query_params.get("csrf", ""))
+    """The parsed upload, or the reason it cannot be used (shown on the team page, not as an error page).
+
+    The CSRF token travels in the form, not the URL: a URL's query string lands in access logs.
+    It is checked once the body is read, before anything is stored.
+    """
     try:
-        return await read_upload(request, settings)
+        upload = await read_upload(request, settings)
     except UserFacingError as error:
         return error
+    check_csrf(request, settings, upload.csrf)
+    return upload
 
 
 @router.post("/team/submit")

@@ -218,7 +218,7 @@ def log_in_client(client: TestClient, token: str) -> None:
 
 
 def form_csrf(page_html: str) -> str:
-    """The first CSRF token on a page (a form's hidden field or an upload form's action URL)."""
-    found = re.search(r'name="csrf" value="([^"]+)"', page_html) or re.search(r"csrf=([0-9a-f]+)", page_html)
+    """The first CSRF token on a page (a form's hidden field)."""
+    found = re.search(r'name="csrf" value="([^"]+)"', page_html)
     assert found is not None, page_html[:2000]
     return found.group(1)

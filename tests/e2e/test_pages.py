@@ -314,6 +314,25 @@ def test_forms_need_the_sessions_csrf_token(site: LiveSite, seeded: dict[str, An
     assert page.evaluate("document.cookie").find("opjudge_token") == -1  # scripts cannot read it
 
 
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_team_uploads_through_the_page_form(site: LiveSite, seeded: dict[str, Any], new_page: Any) -> None:
+    created = site.call("POST", "/api/v1/admin/competitions/demo/teams", site.tokens.admin, json={"name": "delta"})
+    assert created.status_code == 201, created.text
+    page = new_page()
+    log_in(page, site.base, created.json()["token"]["token"])
+    page.goto(f"{site.base}/team")
+    form = page.locator("#submit-form")
+    assert form.get_attribute("action") == "/team/submit"  # no token in a URL: access logs keep URLs
+    page.select_option("#problem", "add_mul_relu")
+    page.set_input_files("#submit-form input[type=file]", str(AMR_FIXTURES / "ok_simple.cpp"))
+    form.locator("button[type=submit]").click()
+    page.wait_for_url(re.compile(r".*/s/\d+$"))
+    submission_id = int(page.url.rsplit("/", 1)[1])
+    stored = site.call("GET", f"/api/v1/submissions/{submission_id}", created.json()["token"]["token"])
+    assert stored.status_code == 200 and stored.json()["submission"]["problem"] == "add_mul_relu", stored.text
+
+
 # ---- without a browser: the pieces the pages are made of ------------------------------------------
 
 
@@ -389,14 +408,18 @@ def test_the_team_page_uploads_and_explains_a_refusal(app_client: AppClient) -> 
     source = (AMR_FIXTURES / "ok_simple.cpp").read_bytes()
     form = {"problem": "add_mul_relu", "backend": "cpu"}
     files = [("files", ("kernel.cpp", source, "text/x-c++src"))]
-    forged = client.post("/team/submit?csrf=forged", data=form, files=files, follow_redirects=False)
+    assert "csrf=" not in page.text  # the token is a form field: a URL's query string is logged
+    forged = client.post("/team/submit", data={**form, "csrf": "forged"}, files=files, follow_redirects=False)
     assert forged.status_code == 403
-    stored = client.post(f"/team/submit?csrf={token}", data=form, files=files, follow_redirects=False)
+    in_url = client.post(f"/team/submit?csrf={token}", data=form, files=files, follow_redirects=False)
+    assert in_url.status_code == 403
+    form["csrf"] = token
+    stored = client.post("/team/submit", data=form, files=files, follow_redirects=False)
     assert stored.status_code == 303 and re.fullmatch(r"/s/\d+", stored.headers["location"])
     report = client.get(stored.headers["location"])
     assert report.status_code == 200 and 'data-live-url="/s/' in report.text  # the timeline follows the run
     # The demo's minimum interval (90 s) refuses the next upload: the team page says why and when.
-    again = client.post(f"/team/submit?csrf={token}", data=form, files=files, follow_redirects=False)
+    again = client.post("/team/submit", data=form, files=files, follow_redirects=False)
     assert again.status_code == 429 and int(again.headers["retry-after"]) > 0
     assert "Not submitted." in again.text and "too soon" in again.text
 
@@ -408,8 +431,8 @@ def test_organisers_disqualify_reinstate_and_rejudge_from_the_report(
     log_in_client(client, seed.team_tokens["bravo"])
     page = client.get("/team")
     source = (AMR_FIXTURES / "ok_simple.cpp").read_bytes()
-    stored = client.post(f"/team/submit?csrf={form_csrf(page.text)}", data={"problem": "add_mul_relu",
-                         "backend": "cpu"}, files=[("files", ("kernel.cpp", source, "text/x-c++src"))],
+    stored = client.post("/team/submit", data={"problem": "add_mul_relu", "backend": "cpu",
+                         "csrf": form_csrf(page.text)}, files=[("files", ("kernel.cpp", source, "text/x-c++src"))],
                          follow_redirects=False)  # fmt: skip
     report_url = stored.headers["location"]
     assert "Organiser actions" not in client.get(report_url).text  # teams get no organiser buttons
