@@ -68,7 +68,9 @@ COMMON_BANNED: tuple[BannedName, ...] = (
         "inline assembly is not allowed (`{name}`); write C/C++ and use intrinsics",
     ),
     BannedName(
-        r"(?:__attribute__\s*\(\(|\[\[\s*(?:gnu|__gnu__)\s*::)[^;{]*?"
+        # Only inside the attribute list: a parameter named `section` after `__attribute__((global))`
+        # (what nvcc's `__global__` becomes) is not an attribute.
+        r"(?:\b__attribute(?:__)?\s*\(\s*\(|\[\[\s*(?:using\s+)?(?:gnu|__gnu__)\s*::?)(?:[^()\];{}]|\((?:[^()]|\([^()]*\))*\))*?"
         r"\b_*(?:constructor|destructor|ifunc|section|alias|weakref|init_priority|naked)_*\b",
         "load-time-code",
         "`{name}` is not allowed: code may run only when the judge calls kernel_run, from the sections "

@@ -63,6 +63,9 @@ def test_legitimate_fixtures_pass(path: Path) -> None:
         ("long r = syscall(2, path, 0);", "syscall"),
         ("__attribute__((constructor)) static void early() {}", "load-time-code"),
         ('[[gnu::section(".text")]] const unsigned char code[] = {0x0f, 0x31};', "load-time-code"),
+        ("__attribute__ ( ( constructor ) ) static void early() {}", "load-time-code"),
+        ("__attribute((destructor)) static void late() {}", "load-time-code"),
+        ("[[using gnu: constructor]] static void early() {}", "load-time-code"),
         ('const char* s = getenv("OPJUDGE_SECRET");', "environment"),
         ("signal(15, SIG_IGN);", "signals"),
         ("void* p = mmap(0, 4096, 7, 34, -1, 0);", "memory-mapping"),
@@ -88,6 +91,8 @@ def test_banned_construct_is_found_with_file_and_line(line: str, rule: str) -> N
         "int n = 1'000'000;\n",
         "struct io { int read(int); } o; int k = o.read(3);\n",
         "#pragma omp parallel for\nfor (int i = 0; i < 4; ++i) {}\n",
+        "__attribute__((global)) void k(float* x, int section) {}\n",  # nvcc's __global__, then a parameter
+        "[[gnu::hot]] void f(int a); int section;\n",
     ],
 )
 def test_harmless_text_is_not_a_finding(code: str) -> None:
