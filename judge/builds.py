@@ -53,6 +53,8 @@ def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sand
         result.stage_times_s["build"] = time.monotonic() - started
         return None
     assert build.library_path is not None
+    if policy_on and _refused(result, _check_preprocessed(request, build, workdir / "build")):
+        return None
     if policy_on and _refused(result, _check_library(request, Path(build.library_path))):
         return None
     baseline = _baseline_library(toolchain, request, host, sandbox, workdir / "baseline")
@@ -75,6 +77,12 @@ def _check_sources(request: JudgeRequest, host: HostConfig) -> list[PolicyFindin
 
     return check_sources(request.backend, request.sources, host.limits,
                          problem_headers=[request.problem.header.name])
+
+
+def _check_preprocessed(request: JudgeRequest, build: BuildResult, folder: Path) -> list[PolicyFinding]:
+    from judge.policy import check_preprocessed
+
+    return check_preprocessed(request.backend, [Path(p) for p in build.preprocessed], request.sources, folder)
 
 
 def _check_library(request: JudgeRequest, library: Path) -> list[PolicyFinding]:

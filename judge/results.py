@@ -32,6 +32,9 @@ class BuildResult:
     toolchain: str  # e.g. "g++ 12.2.0"
     command: list[str] = field(default_factory=list)  # the compiler command line, for the report
     findings: list[PolicyFinding] = field(default_factory=list)  # policy refusals
+    # the preprocessed translation units the compiler compiled (for judge/policy/expanded.py);
+    # empty where a toolchain cannot keep them (the NPU's CANN build)
+    preprocessed: list[str] = field(default_factory=list)
 
 
 @dataclass

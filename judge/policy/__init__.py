@@ -1,6 +1,7 @@
 """The policy check (judging.md, stage 1; issue 3): refuse what a kernel may not do, and say where.
 
-`check_sources` runs before compiling, `check_library` on the built library.
+`check_sources` runs before compiling; `check_preprocessed` on what the compiler
+compiled (its preprocessed units), `check_library` on the built library.
 Each returns findings (empty: nothing refused); the engine turns any finding
 into verdict SV and shows the rule, the file, the line and the message.
 Rules are data per backend (judge/policy/<backend>.py, `register_rules`).
@@ -13,13 +14,15 @@ from pathlib import Path
 
 from judge.backends import Backend
 from judge.limits import Limits
+from judge.policy.expanded import check_preprocessed as check_preprocessed_units
 from judge.policy.library import check_library_file
 from judge.policy.rules import BackendRules, BannedName, register_rules, rules_for
 from judge.policy.sources import check_source_files
 from judge.results import PolicyFinding
 from judge.toolchains.base import SourceFile
 
-__all__ = ["BackendRules", "BannedName", "check_library", "check_sources", "register_rules", "rules_for"]
+__all__ = ["BackendRules", "BannedName", "check_library", "check_preprocessed", "check_sources", "register_rules",
+           "rules_for"]
 
 
 def check_sources(
@@ -32,6 +35,12 @@ def check_sources(
     quoted includes that would reach a system header are.
     """
     return check_source_files(sources, rules_for(backend), limits, problem_headers)
+
+
+def check_preprocessed(backend: Backend, units: list[Path], sources: list[SourceFile],
+                       build_dir: Path) -> list[PolicyFinding]:
+    """Findings in what the preprocessor made of the team's files (macros, token pasting, hidden includes)."""
+    return check_preprocessed_units(units, sources, rules_for(backend), build_dir)
 
 
 def check_library(backend: Backend, library: Path) -> list[PolicyFinding]:

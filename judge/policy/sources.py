@@ -56,7 +56,7 @@ def _join_continuations(text: str) -> tuple[str, list[int]]:
     return "".join(out), lines
 
 
-def _blank(text: str) -> tuple[str, list[str]]:
+def blank_literals(text: str) -> tuple[str, list[str]]:
     """Comments and literals replaced by spaces (newlines kept); also the string literals' contents."""
     out = list(text)
     strings: list[str] = []
@@ -103,7 +103,8 @@ def _blank(text: str) -> tuple[str, list[str]]:
 
 
 def _is_word(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    """An identifier character to gcc: `$` and any non-ASCII character included (red team: `$R"(`)."""
+    return c.isalnum() or c in "_$" or not c.isascii()
 
 
 def _in_number(text: str, i: int) -> bool:
@@ -223,7 +224,7 @@ def _check_includes(
     return findings
 
 
-def _check_banned(name: str, code: str, lines: list[int], rules: BackendRules) -> list[PolicyFinding]:
+def find_banned(name: str, code: str, lines: list[int], rules: BackendRules) -> list[PolicyFinding]:
     findings = []
     for banned in rules.banned:
         for match in re.finditer(banned.pattern, code):
@@ -243,26 +244,45 @@ def check_source_files(
         return findings
     own = {s.name for s in sources}
     for source in sources:
-        text = source.content.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        # Trigraphs (`??=` is `#`) are read in C17 and not in C++17; a header may be included by
-        # either, so a file that has any is checked as both readings.
-        readings = dict.fromkeys([text, _read_trigraphs(text)])
         per_file: dict[tuple[str, int | None, str], PolicyFinding] = {}
-        for reading in readings:
+        for reading in _readings(source):
             for finding in _check_text(source.name, reading, rules, own, problem_headers):
                 per_file.setdefault((finding.rule, finding.line, finding.message), finding)
         findings += sorted(per_file.values(), key=lambda f: f.line or 0)
     return findings
 
 
+def _readings(source: SourceFile) -> list[str]:
+    """The file's text as the compiler reads it: with trigraphs read and without.
+
+    Trigraphs (`??=` is `#`) are read in C17 and not in C++17; a header may be included by
+    either, so a file that has any is checked as both readings.
+    """
+    # utf-8-sig: gcc skips a leading byte-order mark, which would hide a first-line directive
+    text = source.content.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    return list(dict.fromkeys([text, _read_trigraphs(text)]))
+
+
+def include_lines(source: SourceFile) -> set[int]:
+    """Every original line an `#include` directive of `source` spans, in any reading of it."""
+    found: set[int] = set()
+    for reading in _readings(source):
+        joined, lines = _join_continuations(reading)
+        code, _strings = blank_literals(joined)
+        for match in _DIRECTIVE_RE.finditer(code):
+            if match.group(1) in _INCLUDE_DIRECTIVES:
+                found.update(range(_line(lines, match.start()), _line(lines, max(match.start(), match.end() - 1)) + 1))
+    return found
+
+
 def _check_text(name: str, text: str, rules: BackendRules, own: set[str],
                 problem_headers: Collection[str]) -> list[PolicyFinding]:
     joined, lines = _join_continuations(text)
-    code, _strings = _blank(joined)
+    code, _strings = blank_literals(joined)
     # Quoted includes need the file name the blanking removed: read it from the joined text.
     code_for_includes = _restore_include_names(joined, code)
     return (_check_includes(name, code_for_includes, lines, rules, own, problem_headers)
-            + _check_banned(name, code, lines, rules))
+            + find_banned(name, code, lines, rules))
 
 
 def _restore_include_names(joined: str, code: str) -> str:

@@ -16,7 +16,8 @@ from judge.sandbox.base import Bind, Sandbox, SandboxLimits
 from judge.toolchains.base import SourceFile, Toolchain
 from judge.verdict import Verdict
 
-COMMON_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC"]
+# -save-temps=obj keeps the preprocessed unit beside the object: the policy reads what was compiled.
+COMMON_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-save-temps=obj"]
 CXX_FLAGS = ["-std=c++17", *COMMON_FLAGS]
 C_FLAGS = ["-std=c17", *COMMON_FLAGS]
 
@@ -71,6 +72,7 @@ class GccToolchain(Toolchain):
         log: list[str] = []
         commands: list[list[str]] = []
         objects: list[str] = []
+        preprocessed: list[str] = []
         units = [s for s in sources if Path(s.name).suffix in self.source_suffixes()]
         if not units:
             return self._fail(Verdict.CE, "no source file to compile (.cpp, .cc, .cxx or .c)", started, [])
@@ -89,6 +91,7 @@ class GccToolchain(Toolchain):
             if result.returncode != 0:
                 return self._fail(Verdict.CE, "".join(log), started, commands, limits)
             objects.append(obj)
+            preprocessed.append(str(workdir / f"{Path(obj).stem}.{'i' if is_c else 'ii'}"))
         link = [self.cxx, "-shared", "-fopenmp", *objects, "-o", "kernel.so"]
         commands.append(link)
         result = sandbox.run(link, limits=box_limits, binds=binds, workdir=workdir,
@@ -101,6 +104,7 @@ class GccToolchain(Toolchain):
             ok=True, verdict=None, library_path=str(workdir / "kernel.so"),
             log=cut_log("".join(log), limits.compile_log_limit_bytes),
             duration_s=time.monotonic() - started, toolchain=self.version(), command=commands[0],
+            preprocessed=preprocessed,
         )
 
     def _fail(self, verdict: Verdict, log: str, started: float, commands: list[list[str]],

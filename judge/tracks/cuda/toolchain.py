@@ -19,6 +19,7 @@ from judge.verdict import Verdict
 
 DEFAULT_CUDA_ARCH = "sm_90a"  # H200/H100: the "a" target unlocks wgmma and setmaxnreg
 LIBRARY_NAME = "libkernel.so"
+KEEP_DIR = ".nvcc-tmp"  # nvcc's intermediate files: the build folder is the only writable one
 _ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")
 # Where nvcc is looked for when the host names no CUDA home, in order.
 _DEFAULT_CUDA_HOMES = (Path("/usr/local/cuda"), Path("/opt/cuda"))
@@ -105,6 +106,9 @@ class CudaToolchain(Toolchain):
         # Shared libcudart: the library then imports only the runtime's launch path, which the
         # policy's allow-list can name; the static runtime would bring dlopen, sockets and files.
         argv += ["-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"]
+        # --keep leaves the preprocessed units (device .cpp1.ii, host .cpp4.ii) in nvcc's TMPDIR: the
+        # policy reads what was compiled (judge/policy/expanded.py).
+        argv += ["--keep", "--keep-dir", str(output.parent / KEEP_DIR)]
         for folder in include_dirs:
             argv += ["-I", str(folder)]
         argv += ["-o", str(output), *(str(s) for s in sources)]
@@ -135,7 +139,7 @@ class CudaToolchain(Toolchain):
             message = (f"one .cu file per submission, not {len(cu_files)} ({', '.join(cu_files)}): "
                        "put the rest of the device code in .cuh headers that it includes")
             return BuildResult(False, Verdict.CE, None, message, 0.0, toolchain, argv)
-        tmp = workdir / ".nvcc-tmp"  # nvcc's intermediate files: the build folder is the only writable one
+        tmp = workdir / KEEP_DIR
         tmp.mkdir(exist_ok=True)
         binds = [Bind(source=workdir, target=workdir, writable=True)]
         binds += [Bind(source=d, target=d) for d in include_dirs]
@@ -160,6 +164,7 @@ class CudaToolchain(Toolchain):
         duration = time.monotonic() - started
         log = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace(f"{workdir}/", "")
         log = cut_log(log, limits.compile_log_limit_bytes)
+        preprocessed = _keep_preprocessed(tmp, workdir / "preprocessed")
         shutil.rmtree(tmp, ignore_errors=True)
         verdict = _verdict(proc.returncode, proc.timed_out, proc.violation, output)
         if verdict is Verdict.TLE:
@@ -175,6 +180,7 @@ class CudaToolchain(Toolchain):
             duration_s=duration,
             toolchain=toolchain,
             command=argv,
+            preprocessed=preprocessed,
         )
 
     def version(self) -> str:
@@ -195,6 +201,14 @@ class CudaToolchain(Toolchain):
     def _env(install: CudaInstall, tmp: Path) -> dict[str, str]:
         path = [str(install.nvcc.parent), "/usr/local/bin", "/usr/bin", "/bin"]
         return {"PATH": ":".join(path), "TMPDIR": str(tmp), "HOME": str(tmp), "LANG": "C.UTF-8"}
+
+
+def _keep_preprocessed(tmp: Path, folder: Path) -> list[str]:
+    """Move nvcc's preprocessed units out of its scratch folder before that is removed."""
+    units = sorted(tmp.glob("*.ii"))
+    if units:
+        folder.mkdir(exist_ok=True)
+    return [str(unit.replace(folder / unit.name)) for unit in units]
 
 
 def _verdict(returncode: int, timed_out: bool, violation: str | None, output: Path) -> Verdict | None:

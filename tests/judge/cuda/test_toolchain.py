@@ -11,7 +11,7 @@ import pytest
 from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.limits import DEVICE_LIMITS, Limits
-from judge.policy import check_library
+from judge.policy import check_library, check_preprocessed
 from judge.sandbox.rlimit import OffSandbox
 from judge.toolchains.base import SourceFile
 from judge.tracks.cuda.toolchain import (
@@ -121,8 +121,12 @@ def test_reference_and_fixture_kernels_compile(problem: str, source: Path, tmp_p
     assert result.ok, result.log
     assert result.library_path and Path(result.library_path).is_file()
     assert result.toolchain.startswith("nvcc")
+    assert any(p.endswith(".cpp1.ii") for p in result.preprocessed), result.preprocessed  # device side
+    assert any(p.endswith(".cpp4.ii") for p in result.preprocessed), result.preprocessed  # host side
     if not source.name.startswith("sv_"):
         assert check_library(Backend.CUDA, Path(result.library_path)) == []
+        units = [Path(p) for p in result.preprocessed]
+        assert check_preprocessed(Backend.CUDA, units, [SourceFile(source.name, source.read_bytes())], tmp_path) == []
 
 
 @needs_nvcc

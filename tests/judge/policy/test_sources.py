@@ -207,3 +207,13 @@ def test_directives_that_change_where_the_compiler_says_code_is_are_refused(line
 def test_digit_separators_and_character_literals_still_read_right() -> None:
     assert findings("int n = 0x1'0000; char c = u8'a'; float f = 1'000.5f;\n") == []
     assert findings("const char* s = \"??=\";\n", name="kernel.cpp") == []  # C++17 has no trigraphs
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_line() -> None:
+    assert check_sources(Backend.CPU, [SourceFile("kernel.cpp", b"\xef\xbb\xbf#include <unistd.h>\n")],
+                         Limits())[0].rule == "banned-include"
+
+
+def test_a_dollar_before_r_is_an_identifier_not_a_raw_string() -> None:
+    code = '#define $R\nstatic const char* s = $R"(";\nint p = fork();\n// )";\n'
+    assert "process-creation" in {f.rule for f in findings(code)}
