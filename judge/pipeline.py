@@ -278,8 +278,13 @@ def runner_cpu_seconds(run_time_limit_s: float, threads: int) -> float:
     The kernel's OpenMP pool (and a device's spinning synchronisation) all count towards one
     RLIMIT_CPU; a limit of the run's seconds alone would stop a 64-thread kernel after 10 s.
     The wall-clock limit of the run is `_within_run_time`'s; this one only stops runaway CPU use.
+    The child's start-up (Python, torch, the cases) is not charged to the run's wall clock, so it
+    gets CPU seconds of its own: without them a loaded host hit this limit before the run's.
     """
-    return run_time_limit_s * max(1, threads)
+    return run_time_limit_s * max(1, threads) + RUNNER_START_CPU_S
+
+
+RUNNER_START_CPU_S = 30.0
 
 
 def runner_process_limit(max_processes: int, threads: int) -> int:

@@ -12,7 +12,7 @@ from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.pipeline import runner_cpu_seconds, runner_process_limit
+from judge.pipeline import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit
 from judge.problem import load_problem
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
@@ -37,8 +37,8 @@ extern "C" int kernel_run(const kernel_args *a) {
 
 
 def test_cpu_limit_counts_every_thread() -> None:
-    assert runner_cpu_seconds(600.0, 64) == 600.0 * 64  # a 64-thread kernel keeps 64 CPUs busy
-    assert runner_cpu_seconds(600.0, 0) == 600.0
+    assert runner_cpu_seconds(600.0, 64) == 600.0 * 64 + RUNNER_START_CPU_S  # 64 threads keep 64 CPUs busy
+    assert runner_cpu_seconds(600.0, 0) == 600.0 + RUNNER_START_CPU_S
 
 
 def test_process_limit_leaves_room_for_both_childrens_pools_and_the_oracles() -> None:
