@@ -41,8 +41,11 @@ class _OwnText:
 
 
 def _own_name(marker_name: str, build_dir: Path, own: Collection[str]) -> str | None:
-    """The team's file a line marker names, or None for anything else (system and problem headers)."""
-    path = os.path.normpath(os.path.join(build_dir, marker_name.replace('\\"', '"').replace("\\\\", "\\")))
+    """The team's file a line marker names, or None for anything else (system and problem headers).
+
+    Team file names have no quotes or backslashes, so a name the marker escapes is never one.
+    """
+    path = os.path.normpath(os.path.join(build_dir, marker_name))
     folder, name = os.path.split(path)
     return name if folder == os.path.normpath(build_dir) and name in own else None
 
@@ -111,6 +114,6 @@ def _banned_in(name: str, by_line: dict[int, list[str]], rules: BackendRules) ->
         text = " ".join(by_line[number])
         texts.append(text)
         lines.extend([number] * (len(text) + 1))
-    code, _strings = blank_literals("\n".join(texts))
+    code = blank_literals("\n".join(texts))
     found = find_banned(name, code, lines, rules)
     return [PolicyFinding(f.rule, f.message + _BUILT, f.file, f.line) for f in found]

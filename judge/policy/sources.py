@@ -9,7 +9,8 @@ then regexes over that text: a banned name hidden in a comment or a string is
 not a finding, and one split over a line continuation still is. A red team hid
 code from a plainer reading with each of those (tests/judge/policy).
 What a regex cannot see (a name built by token pasting, `#define`d away)
-shows up in the library check after the build: the two layers back each other.
+shows up after the build, in the preprocessed units (expanded.py) and in the
+library check: the layers back each other.
 """
 
 from __future__ import annotations
@@ -56,10 +57,9 @@ def _join_continuations(text: str) -> tuple[str, list[int]]:
     return "".join(out), lines
 
 
-def blank_literals(text: str) -> tuple[str, list[str]]:
-    """Comments and literals replaced by spaces (newlines kept); also the string literals' contents."""
+def blank_literals(text: str) -> str:
+    """Comments and literals replaced by spaces (newlines kept)."""
     out = list(text)
-    strings: list[str] = []
     i, n = 0, len(text)
 
     def blank(a: int, b: int) -> None:
@@ -83,7 +83,6 @@ def blank_literals(text: str) -> tuple[str, list[str]]:
             close = ")" + raw.group(1) + '"'
             end = text.find(close, raw.end())
             end = n if end < 0 else end + len(close)
-            strings.append(text[i:end])
             blank(raw.end() - len(raw.group(1)) - 2, end)
             i = end
         elif c == "'" and _in_number(text, i):
@@ -93,13 +92,11 @@ def blank_literals(text: str) -> tuple[str, list[str]]:
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             end = min(j + 1, n)
-            if c == '"':
-                strings.append(text[i + 1 : j])
             blank(i + 1, end - 1)
             i = end
         else:
             i += 1
-    return "".join(out), strings
+    return "".join(out)
 
 
 def _is_word(c: str) -> bool:
@@ -263,12 +260,17 @@ def _readings(source: SourceFile) -> list[str]:
     return list(dict.fromkeys([text, _read_trigraphs(text)]))
 
 
+def _read_code(reading: str) -> tuple[str, list[int], str]:
+    """The reading with continuations joined, each character's original line, and that text blanked."""
+    joined, lines = _join_continuations(reading)
+    return joined, lines, blank_literals(joined)
+
+
 def include_lines(source: SourceFile) -> set[int]:
     """Every original line an `#include` directive of `source` spans, in any reading of it."""
     found: set[int] = set()
     for reading in _readings(source):
-        joined, lines = _join_continuations(reading)
-        code, _strings = blank_literals(joined)
+        _joined, lines, code = _read_code(reading)
         for match in _DIRECTIVE_RE.finditer(code):
             if match.group(1) in _INCLUDE_DIRECTIVES:
                 found.update(range(_line(lines, match.start()), _line(lines, max(match.start(), match.end() - 1)) + 1))
@@ -277,8 +279,7 @@ def include_lines(source: SourceFile) -> set[int]:
 
 def _check_text(name: str, text: str, rules: BackendRules, own: set[str],
                 problem_headers: Collection[str]) -> list[PolicyFinding]:
-    joined, lines = _join_continuations(text)
-    code, _strings = blank_literals(joined)
+    joined, lines, code = _read_code(text)
     # Quoted includes need the file name the blanking removed: read it from the joined text.
     code_for_includes = _restore_include_names(joined, code)
     return (_check_includes(name, code_for_includes, lines, rules, own, problem_headers)
