@@ -190,6 +190,66 @@ def test_a_timer_moved_inside_the_runner_shows_against_the_workers_bracket():
     assert forged_timer(forged, {SUBMISSION: [0] * 20, BASELINE: [0] * 20}) is None  # no brackets: no claim
 
 
+class _BracketedSession:
+    """A runner child whose calls take 1 ms by the worker's clock; the submission's timer reads
+    30 % of that in the timings (set_case starts one) listed in `forged_timings`."""
+
+    def __init__(self, forged_timings: set[int]) -> None:
+        self.forged_timings, self.timings = forged_timings, 0
+
+    def set_case(self, case, timeout_s):
+        self.timings += 1
+
+    def call(self, lib, seed, *, timeout_s, recheck_ms=0):
+        from judge.runner.session import CallOutcome
+
+        forged = lib == "submission" and self.timings in self.forged_timings
+        return CallOutcome(rc=0, elapsed_ns=300_000 if forged else 960_000, digest_before={}, digest_after={},
+                           new_threads=0, late_writes=[], bracket_ns=1_000_000)
+
+
+def _time_bracketed(forged_timings: set[int], host_clock: bool = True):
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.timing import time_case
+    from judge.verdict import Verdict
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    limits = Limits(min_timed_calls=8, max_timed_calls=8, min_warmup_calls=1, min_warmup_s=0.0,
+                    extra_check_probability=0.0)
+    return time_case(_BracketedSession(forged_timings), _BracketedSession(set()), case, limits=limits,
+                     call_timeout_s=1.0, verify=lambda c, seed, outcome: CallCheck(Verdict.AC), host_clock=host_clock)
+
+
+def test_a_gap_seen_in_every_timing_of_the_case_is_a_violation():
+    from judge.timing import FORGED_TIMER_ATTEMPTS
+    from judge.verdict import Verdict
+
+    timing = _time_bracketed(set(range(1, FORGED_TIMER_ATTEMPTS + 1)))
+    assert timing.failure is not None and timing.failure.verdict is Verdict.SV
+    assert f"timed {FORGED_TIMER_ATTEMPTS} times" in timing.failure.message and "tampered" in timing.failure.message
+    assert timing.submission is None and timing.ratio is None
+
+
+def test_a_gap_that_goes_away_when_the_case_is_timed_again_was_the_host():
+    """A loaded host can wake one child late for a whole timing; the next timing decides."""
+    from judge.timing import FORGED_TIMER_ATTEMPTS
+
+    timing = _time_bracketed(set(range(1, FORGED_TIMER_ATTEMPTS)))
+    assert timing.failure is None
+    assert timing.ratio == 1.0 and timing.submission is not None and timing.submission.median_ns == 960_000
+    # The checks of the earlier timings count: every timing checked at least 3 calls.
+    assert timing.checked_calls >= 3 * FORGED_TIMER_ATTEMPTS
+
+
+def test_only_host_clock_tracks_hold_times_against_the_bracket():
+    """A device's events leave out the host-side work the bracket includes: no claim there."""
+    timing = _time_bracketed({1, 2, 3}, host_clock=False)
+    assert timing.failure is None and timing.ratio is not None and timing.ratio < 0.5
+
+
 def test_a_call_longer_than_the_bracket_around_it_is_a_tampered_timer():
     from judge.backends import CaseSet
     from judge.checker import conduct
