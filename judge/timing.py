@@ -202,13 +202,14 @@ def _timed_calls(
     times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
     brackets: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
 
-    pairs_done = [0]
-    checking_s = [0.0]  # spent in the oracle's checks: not part of the case's timing budget
+    pairs_done = 0
+    checking_s = 0.0  # spent in the oracle's checks: not part of the case's timing budget
 
     def pair(record: bool) -> bool:
+        nonlocal pairs_done, checking_s
         # A B B A: alternating which goes first cancels any bias of call order.
-        order = (SUBMISSION, BASELINE) if pairs_done[0] % 2 == 0 else (BASELINE, SUBMISSION)
-        pairs_done[0] += 1
+        order = (SUBMISSION, BASELINE) if pairs_done % 2 == 0 else (BASELINE, SUBMISSION)
+        pairs_done += 1
         for lib in order:
             seed = fresh_seed()
             probe = lib == SUBMISSION and late_probe.next()
@@ -218,7 +219,7 @@ def _timed_calls(
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
                 verify_started = time.monotonic()
                 check = verify(case, seed, outcome)
-                checking_s[0] += time.monotonic() - verify_started
+                checking_s += time.monotonic() - verify_started
                 result.checked_calls += 1
                 result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
@@ -237,7 +238,7 @@ def _timed_calls(
         if not pair(record=False):
             return result, times, brackets
         warm += 1
-    started, checking_s[0] = time.monotonic(), 0.0
+    started, checking_s = time.monotonic(), 0.0
     sampler = CheckSampler(block, limits.extra_check_probability)  # blocks line up with the timed calls
     while len(times[SUBMISSION]) < limits.max_timed_calls:
         if not pair(record=True):
@@ -246,7 +247,7 @@ def _timed_calls(
         if count < limits.min_timed_calls or not _enough_timed_checks(result, count, limits):
             continue
         precise = all(sem_ratio(t) < limits.target_sem_ratio for t in times.values())
-        if precise or time.monotonic() - started - checking_s[0] > limits.case_time_budget_s:
+        if precise or time.monotonic() - started - checking_s > limits.case_time_budget_s:
             break
     # Only when the call cap cut the last block short: checked calls after the timing.
     while result.checked_calls < limits.min_checked_calls:
