@@ -19,7 +19,7 @@ from judge.verdict import Verdict
 
 DEFAULT_CUDA_ARCH = "sm_90a"  # H200/H100: the "a" target unlocks wgmma and setmaxnreg
 LIBRARY_NAME = "libkernel.so"
-KEEP_DIR = ".nvcc-tmp"  # nvcc's intermediate files: the build folder is the only writable one
+KEEP_DIR = ".nvcc-tmp"  # nvcc's intermediate files
 _ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")
 # Where nvcc is looked for when the host names no CUDA home, in order.
 _DEFAULT_CUDA_HOMES = (Path("/usr/local/cuda"), Path("/opt/cuda"))
@@ -108,7 +108,7 @@ class CudaToolchain(Toolchain):
         argv += ["-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"]
         # --keep leaves the preprocessed units (device .cpp1.ii, host .cpp4.ii) in nvcc's TMPDIR: the
         # policy reads what was compiled (judge/policy/expanded.py).
-        argv += ["--keep", "--keep-dir", str(output.parent / KEEP_DIR)]
+        argv += ["--keep", "--keep-dir", str(_keep_dir(output))]
         for folder in include_dirs:
             argv += ["-I", str(folder)]
         argv += ["-o", str(output), *(str(s) for s in sources)]
@@ -139,7 +139,7 @@ class CudaToolchain(Toolchain):
             message = (f"one .cu file per submission, not {len(cu_files)} ({', '.join(cu_files)}): "
                        "put the rest of the device code in .cuh headers that it includes")
             return BuildResult(False, Verdict.CE, None, message, 0.0, toolchain, argv)
-        tmp = workdir / KEEP_DIR
+        tmp = _keep_dir(output)
         tmp.mkdir(exist_ok=True)
         binds = [Bind(source=workdir, target=workdir, writable=True)]
         binds += [Bind(source=d, target=d) for d in include_dirs]
@@ -201,6 +201,11 @@ class CudaToolchain(Toolchain):
     def _env(install: CudaInstall, tmp: Path) -> dict[str, str]:
         path = [str(install.nvcc.parent), "/usr/local/bin", "/usr/bin", "/bin"]
         return {"PATH": ":".join(path), "TMPDIR": str(tmp), "HOME": str(tmp), "LANG": "C.UTF-8"}
+
+
+def _keep_dir(output: Path) -> Path:
+    """nvcc's scratch folder beside the library: the build folder is the only writable one."""
+    return output.parent / KEEP_DIR
 
 
 def _keep_preprocessed(tmp: Path, folder: Path) -> list[str]:
