@@ -18,6 +18,10 @@
  * All arithmetic is float32; inputs are converted when they arrive in UB, outputs when they
  * leave it (round to nearest even).
  *
+ * Every kernel ends with (GM_ADDR workspace, SfagTiling tiling): the judge builds with HAVE_WORKSPACE
+ * and HAVE_TILING, so CANN's generated wrapper sets the system workspace from the base the host
+ * passes and the kernel's `workspace` is the user part, SFAG_SYS_WORKSPACE_BYTES further on.
+ *
  * UB layouts (all rows padded with zeros to whole 64-float vector repeats):
  *   "kq" rows: [ k (D) ... | k_rope (Dr) ... ]  L = dPad + drPad floats; q rows and dq rows alike
  *   "v"  rows: [ v (D) ... ]                   dPad floats; d_out rows are read from L-pitched rows
@@ -542,7 +546,7 @@ extern "C" __global__ __aicore__ void sfag_main(GM_ADDR q, GM_ADDR qr, GM_ADDR k
     }
 }
 
-extern "C" __global__ __aicore__ void sfag_finalize(GM_ADDR workspace, GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv,
+extern "C" __global__ __aicore__ void sfag_finalize(GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv, GM_ADDR workspace,
                                                     SfagTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     if (tiling.dtype == KERNEL_F16) {
@@ -566,6 +570,6 @@ extern "C" void sfag_launch(void *stream, const SfagPointers *ptr, const SfagTil
     sfag_main<<<blocks, nullptr, stream>>>(ptr->q, ptr->qr, ptr->k, ptr->kr, ptr->v, ptr->indices, ptr->dout,
                                            ptr->out, ptr->softmaxMax, ptr->softmaxSum, ptr->dq, ptr->dqr,
                                            ptr->workspace, *tiling);
-    sfag_finalize<<<blocks, nullptr, stream>>>(ptr->workspace, ptr->dk, ptr->dkr, ptr->dv, *tiling);
+    sfag_finalize<<<blocks, nullptr, stream>>>(ptr->dk, ptr->dkr, ptr->dv, ptr->workspace, *tiling);
 }
 #endif
