@@ -194,7 +194,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         return
     except RunnerFailed as exc:
         if exc.kind == "kernel":  # the device faulted in the call: RE on that case, like a crash
-            _record_failure(case_results, current or cases[0], Verdict.RE, str(exc))
+            # A hang the device's watchdog ended is TLE (the NPU's faults.py marks it "[device timeout]").
+            verdict = Verdict.TLE if "[device timeout]" in str(exc) else Verdict.RE
+            _record_failure(case_results, current or cases[0], verdict, str(exc))
         elif exc.kind == "load":
             verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
             result.verdict, result.message = verdict, str(exc)

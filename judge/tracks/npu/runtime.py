@@ -19,6 +19,7 @@ import torch
 from judge.errors import ToolchainUnavailableError
 from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
+from judge.tracks.npu.faults import npu_fault_reason
 
 MIB = 1 << 20
 # judging.md: flush with a buffer of at least twice the last-level cache. The 910B family has
@@ -185,27 +186,8 @@ class NpuRuntime(DeviceRuntime):
         return self.options.peak_flops
 
     def fault_reason(self, error: BaseException) -> str | None:
-        """An AI Core / vector core exception surfacing at the synchronisation after a call (RE)."""
+        """A kernel's fault or hang surfacing at the synchronisation after a call (RE or TLE; faults.py)."""
         return npu_fault_reason(error)
 
     def describe(self) -> dict[str, str]:
         return {**self.api.describe(), "soc": self.options.soc, "cann": self.options.cann_version}
-
-
-# ACL error codes of a kernel that faulted on the device (CANN's aclError list): task
-# timeout, AI Core timeout, AI Core and vector core execution exceptions.
-KERNEL_FAULT_CODES = ("507011", "507014", "507015", "507035")
-
-
-def npu_fault_reason(error: BaseException) -> str | None:
-    """torch_npu's RuntimeError for a kernel's device exception, e.g. "NPU function error:
-    AclrtSynchronizeDeviceWithTimeout, error code is 507015 ... The aicore execution is
-    abnormal"; None for any other error."""
-    text = str(error)
-    faulted = "execution is abnormal" in text or any(f"error code is {code}" in text for code in KERNEL_FAULT_CODES)
-    if not isinstance(error, RuntimeError) or not faulted:
-        return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    reason = next((line for line in lines if "execution is abnormal" in line), lines[0] if lines else "")
-    code = next((c for c in KERNEL_FAULT_CODES if f"error code is {c}" in text), None)
-    return (reason + (f" (ACL error {code})" if code and code not in reason else ""))[:300]

@@ -17,12 +17,12 @@ from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
+from judge.tracks.npu.faults import npu_fault_reason
 from judge.tracks.npu.runtime import (
     ALIGN_BYTES,
     MIN_FLUSH_BYTES,
     NpuRuntime,
     NpuRuntimeOptions,
-    npu_fault_reason,
 )
 from tests.judge.npu.conftest import HEADER
 
