@@ -189,7 +189,7 @@ class Child:
         }
         scalars.update(dtype=DTYPE_CODES[case.dtype], workspace_bytes=0)
         vendor = self.vendor if lib == "baseline" else None
-        if vendor is not None and vendor.unsupported_reason(case.params, case.dtype) is None:
+        if vendor is not None and vendor.unsupported_reason(case.params, case.dtype, case.flags) is None:
             prepared = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
 
             def invoke() -> int:
@@ -239,7 +239,7 @@ class Child:
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
-        self.pending = outputs if lib == "submission" else {}
+        self.pending = outputs  # the baseline's too: the worker checks its first call of each case
         self.send({
             "op": "call",
             "rc": int(rc),
@@ -325,7 +325,8 @@ def main() -> None:
         hello = json.loads(commands.readline())
         child = Child(hello, options.result_fd, commands)
         child.load_libraries()
-        child.send({"op": "ready", "pid": os.getpid(), "device": child.runtime.describe()})
+        device = {**child.runtime.describe(), **({"python_baseline": child.vendor.name} if child.vendor else {})}
+        child.send({"op": "ready", "pid": os.getpid(), "device": device})
         for line in commands:
             command = json.loads(line)
             if command["op"] == "case":

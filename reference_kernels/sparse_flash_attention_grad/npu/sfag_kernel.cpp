@@ -319,13 +319,16 @@ private:
         LoadHeads();
         Duplicate(dqAcc, 0.0f, hb * L);
         PipeBarrier<PIPE_V>();
-        // Walk the valid prefix of the row's block list; cut each block at the threshold.
+        // Walk the valid prefix of the row's block list; cut each block at the threshold. The index
+        // contract (problem spec) and nothing more: the list ends at the first -1 (what follows is
+        // junk), its ids come in any order, and block nblk(s)-1 need not be there, so every block is
+        // cut at the threshold, whichever it is, and chunks are atomically added key row by key row.
         segments = 0;
         tokens = 0;
         int64_t rowBase = ((b * t.S1 + s) * t.N2 + n2) * t.K;
         for (int64_t i = 0; i < t.K; ++i) {
             int64_t id = idxGm.GetValue(rowBase + i);
-            if (id < 0) {
+            if (id < 0) { // -1 ends the list; no other negative comes before it
                 break;
             }
             int64_t start = id * t.blockSize;
