@@ -32,6 +32,7 @@ from judge.tracks.npu.cann_symbols import (
     HOST_STUB_INIT_ENTRIES,
     HOST_STUB_OBJECT,
     RUNTIME_ARCHIVE,
+    RUNTIME_MEMBERS,
 )
 from judge.tracks.npu.objects import ObjectFile, read_archive, read_object
 
@@ -66,6 +67,12 @@ def collect_objects(build_dir: Path, cann_root: Path) -> LinkedObjects:
                  for path in sorted((build_dir / HOST_OBJECTS_DIR).rglob("*.o"))]
     except (OSError, ValueError) as exc:
         raise LinkCheckError(f"cannot read the build's objects: {exc}") from exc
+    unknown = [obj.name for obj in members if obj.name in RUNTIME_MEMBERS and obj.data not in shipped]
+    if unknown:
+        # Kernel sources end in _kernel.cpp, so no team object has these names: the toolkit's
+        # runtime archive is missing or is not the one the build used.
+        raise LinkCheckError(f"the kernel archive holds {', '.join(unknown)}, which are not the members of {runtime}: "
+                             "cannot tell CANN's objects from the team's")
     cann = [obj for obj in members if obj.data in shipped]
     stub = [obj for obj in members if obj.data not in shipped and obj.name == HOST_STUB_OBJECT]
     team = [obj for obj in members if obj.data not in shipped and obj.name != HOST_STUB_OBJECT] + hosts

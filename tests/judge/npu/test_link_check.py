@@ -179,3 +179,18 @@ def test_the_team_source_check_still_refuses_the_names(name: str) -> None:
     code = f'extern "C" int {name}(int);\nint f() {{ return {name}(0); }}\n'.encode()
     findings = check_sources(Backend.NPU, [SourceFile(name="x_kernel.cpp", content=code)], Limits())
     assert findings, name
+
+
+def test_canns_runtime_objects_that_are_not_the_toolkits_are_the_judges_problem(tmp_path: Path) -> None:
+    from judge.tracks.npu.link_check import LinkCheckError
+
+    (tmp_path / "lib64").mkdir()
+    archive = _runtime_archive(tmp_path, tmp_path)
+    build = tmp_path / "build"
+    build.mkdir()
+    kernels = build / "libopjudge_kernels.a"
+    kernels.write_bytes(archive.read_bytes())
+    assert [o.name for o in collect_objects(build, tmp_path).cann] == ["ascendc_runtime.cpp.o"]
+    archive.unlink()  # a toolkit without lib64/libascendc_runtime.a
+    with pytest.raises(LinkCheckError, match="cannot tell CANN's objects from the team's"):
+        collect_objects(build, tmp_path)
