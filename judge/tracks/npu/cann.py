@@ -120,6 +120,18 @@ def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, object]:
     return fields
 
 
+def npu_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
+    """The timing setting of a competition's NPU workers, from an environment the caller passes in:
+    OPJUDGE_NPU_TIMING ("events", the default, or "device": the profiler's device time) and
+    OPJUDGE_NPU_MAX_LAUNCHES (kernels one timed call may launch under "device"; 0 or unset: any)."""
+    extra = {}
+    if environ.get("OPJUDGE_NPU_TIMING"):
+        extra["npu_timing"] = environ["OPJUDGE_NPU_TIMING"]
+    if environ.get("OPJUDGE_NPU_MAX_LAUNCHES"):
+        extra["npu_max_launches"] = environ["OPJUDGE_NPU_MAX_LAUNCHES"]
+    return extra
+
+
 def soc_family(soc: str) -> str | None:
     """The family of a SoC name ("Ascend910B3" -> "ascend910b"), None when CANN would refuse it."""
     lower = soc.lower()

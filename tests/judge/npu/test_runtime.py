@@ -179,7 +179,11 @@ def test_device_timing_counts_launches_as_the_competition_says() -> None:
     assert NpuRuntime({**options, "max_launches": 0}, api=ProfilingApi(3)).time_call(lambda: 0) == (0, 6_000)
     with pytest.raises(ValueError, match="timing"):
         NpuRuntimeOptions.from_dict({**OPTIONS, "timing": "wallclock"})
-    host = HostConfig(work_root=Path("/tmp"), extra={"npu_timing": "device", "npu_max_launches": "1"})
+    from judge.tracks.npu.cann import npu_host_extra
+
+    extra = npu_host_extra({"OPJUDGE_NPU_TIMING": "device", "OPJUDGE_NPU_MAX_LAUNCHES": "1", "HOME": "/x"})
+    assert extra == {"npu_timing": "device", "npu_max_launches": "1"} and npu_host_extra({}) == {}
+    host = HostConfig(work_root=Path("/tmp"), extra=extra)
     assert (runtime_options(host)["timing"], runtime_options(host)["max_launches"]) == ("device", 1)
 
 
