@@ -194,3 +194,29 @@ def test_canns_runtime_objects_that_are_not_the_toolkits_are_the_judges_problem(
     archive.unlink()  # a toolkit without lib64/libascendc_runtime.a
     with pytest.raises(LinkCheckError, match="cannot tell CANN's objects from the team's"):
         collect_objects(build, tmp_path)
+
+
+def test_a_name_the_source_check_cannot_see_is_caught_on_its_object(tmp_path: Path, npu_host: HostConfig,
+                                                                    fake_cann: Path) -> None:
+    # Token pasting hides aclrtSetDevice from the source check, and the NPU build keeps no
+    # preprocessed units: the object check is what refuses it, as SV naming the team's file.
+    from judge.backends import CaseSet
+    from judge.builds import build_kernels
+    from judge.engine import JudgeRequest, SilentReporter
+    from judge.problem import load_problem
+    from judge.results import JudgeResult
+    from judge.tracks import get_track
+
+    _runtime_archive(fake_cann, tmp_path)
+    pasted = HOST + b'#define CAT(a, b) a##b\nextern "C" int CAT(aclrtSet, Device)(int);\n' \
+                    b'extern "C" int grab(void) { return CAT(aclrtSet, Device)(0); }\n'
+    problem = load_problem("sparse_flash_attention_grad")
+    request = JudgeRequest(problem=problem, backend=Backend.NPU, secret=b"t", case_sets=(CaseSet.TESTS,),
+                           sources=[SourceFile("host.cpp", pasted), SourceFile("my_kernel.cpp", KERNEL)])
+    result = JudgeResult(verdict=Verdict.IE, problem=problem.slug, backend=Backend.NPU, message="")
+    work = tmp_path / "run"
+    work.mkdir()
+    built = build_kernels(request, host=npu_host, track=get_track(Backend.NPU), sandbox=LocalSandbox(),
+                          workdir=work, reporter=SilentReporter(), result=result)
+    assert built is None and result.verdict is Verdict.SV, result.message
+    assert result.message.startswith("policy rule banned-symbol (host.cpp)") and "aclrtSetDevice" in result.message
