@@ -241,7 +241,8 @@ def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, cas
 
     def verify_baseline(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = baseline.fetch_outputs(host.limits.call_time_limit_s)
-        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=True)
+        # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
+        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=False)
 
     timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
                        call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock,

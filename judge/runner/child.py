@@ -173,11 +173,22 @@ class Child:
         os.close(self.private_sink)
         self.private_sink = None
 
+    def _make_inputs(self, case: Case, seed: int) -> dict[str, Any]:
+        """The call's inputs, made as the worker makes them: with deterministic algorithms, also in the
+        baseline's child (which runs without them, so a vendor operator is timed as its users run
+        it), since the worker checks the baseline's outputs too (judge/baseline_check.py)."""
+        was = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            return make_inputs(self.module, case, seed, self.generation_device)
+        finally:
+            torch.use_deterministic_algorithms(was, warn_only=True)
+
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
-        inputs = make_inputs(self.module, case, seed, self.generation_device)
+        inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
         scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
