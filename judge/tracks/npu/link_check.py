@@ -56,7 +56,9 @@ class LinkedObjects:
 
 def collect_objects(build_dir: Path, cann_root: Path) -> LinkedObjects:
     """The objects the link of `kernel.so` took, sorted by whose they are; LinkCheckError if unreadable."""
-    archives = sorted(build_dir.rglob(KERNEL_ARCHIVE))
+    # function.cmake puts it in ${CMAKE_BINARY_DIR}/lib; the tests' fake CANN beside the build.
+    archives = [a for a in (build_dir / "lib" / KERNEL_ARCHIVE, build_dir / KERNEL_ARCHIVE) if a.is_file()]
+    archives = archives or sorted(build_dir.rglob(KERNEL_ARCHIVE))
     if not archives:
         raise LinkCheckError(f"the build made no {KERNEL_ARCHIVE} under {build_dir}: cannot check its objects")
     runtime = cann_root / RUNTIME_ARCHIVE
