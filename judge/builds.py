@@ -44,6 +44,10 @@ def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sand
     started = time.monotonic()
     build = _build(toolchain, request.sources, request, host, sandbox, workdir / "build")
     result.compile_log = build.log
+    if not build.ok and build.verdict is Verdict.SV and _refused(result, build.findings):
+        # A toolchain's own policy check of what it built (the NPU's by-object library check).
+        result.stage_times_s["build"] = time.monotonic() - started
+        return None
     if not build.ok:
         result.verdict = build.verdict or Verdict.CE
         result.findings = build.findings

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from judge.backends import Backend, CaseSet, Isolation, Stage
+from judge.baseline_check import BaselineNames, first_call_verifier
 from judge.builds import BuiltKernels, build_kernels
 from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
 from judge.engine import JudgeRequest, Reporter
@@ -149,7 +150,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             result.host.update(session.device_info, host=platform.node())
             if timing_wanted:  # each child measures its clock's overhead: both are recorded
                 result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
-                                    if k.endswith("overhead_ns")})
+                                    if k.endswith("overhead_ns") or k == "python_baseline"})
+            names = BaselineNames(result.host.get("baseline_python_baseline", ""),
+                                  reference_dir / problem.slug / request.backend.value)
             started = time.monotonic()  # the children's start-up is the judge's time, not the run's
             # The roof of the report's chart, recorded with the run since workers differ.
             for key in ("peak_flops", "peak_bytes_per_s"):
@@ -169,8 +172,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 for case_result, case in timed:
                     current = case
                     _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
+                    case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
                     _time_case(session, baseline, case, case_result, checker, host, runtime_options,
-                               host_clock=track.host_clock)
+                               host_clock=track.host_clock, names=names)
                     reporter.note(f"timed {case.name}")
                     if not case_result.passed:
                         break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
@@ -194,7 +198,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         return
     except RunnerFailed as exc:
         if exc.kind == "kernel":  # the device faulted in the call: RE on that case, like a crash
-            _record_failure(case_results, current or cases[0], Verdict.RE, str(exc))
+            # A hang the device's watchdog ended is TLE (the NPU's faults.py marks it "[device timeout]").
+            verdict = Verdict.TLE if "[device timeout]" in str(exc) else Verdict.RE
+            _record_failure(case_results, current or cases[0], verdict, str(exc))
         elif exc.kind == "load":
             verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
             result.verdict, result.message = verdict, str(exc)
@@ -228,13 +234,19 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
 
 def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, case_result: CaseResult,
                checker: OracleChecker, host: HostConfig, runtime_options: dict[str, object], *,
-               host_clock: bool) -> None:
+               host_clock: bool, names: BaselineNames) -> None:
     def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = session.fetch_outputs(host.limits.call_time_limit_s)
         return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=session.kernel_calls > 1)
 
+    def verify_baseline(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+        outputs = baseline.fetch_outputs(host.limits.call_time_limit_s)
+        # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
+        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=False)
+
     timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
-                       call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock)
+                       call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock,
+                       verify_baseline=first_call_verifier(verify_baseline, names))
     case_result.checked_calls += timing.checked_calls
     case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
     if timing.failure is not None:

@@ -18,8 +18,8 @@ def _ms(ns: float | None) -> str:
 
 def case_table(result: JudgeResult) -> Table:
     table = Table(title="cases", show_lines=False)
-    for column in ("case", "set", "pass", "worst err/allowed", "median", "ratio", "GFLOP/s"):
-        table.add_column(column, justify="left" if column in ("case", "set") else "right")
+    for column in ("case", "set", "pass", "worst err/allowed", "median", "ratio", "baseline", "GFLOP/s"):
+        table.add_column(column, justify="left" if column in ("case", "set", "baseline") else "right")
     for case in result.cases:
         worst = max(
             (c.max_abs_err / c.allowed_abs_err for c in case.outputs.values() if c.allowed_abs_err > 0),
@@ -32,6 +32,7 @@ def case_table(result: JudgeResult) -> Table:
             "-" if worst is None else f"{worst:.3f}",
             _ms(case.timing.median_ns if case.timing else None),
             "-" if case.ratio is None else f"{case.ratio:.3f}",
+            case.baseline or "-",
             "-" if case.gflops is None else f"{case.gflops:.2f}",
         )
     return table

@@ -68,6 +68,7 @@ class CaseResult:
     message: str = ""  # why it failed, naming the output or input
     timing: TimingStats | None = None  # the submission's times (timed sets only)
     baseline_timing: TimingStats | None = None  # the baseline's, interleaved in the same run
+    baseline: str = ""  # what timed the baseline's side: a vendor operator's name or "baseline kernel"
     ratio: float | None = None  # t_sub / t_base of medians; None when not timed
     gflops: float | None = None  # achieved GFLOP/s at the median
     gbytes_per_s: float | None = None  # least traffic / median

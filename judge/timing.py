@@ -160,7 +160,7 @@ class CallRunner(Protocol):
 
 def time_case(
     submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
-    call_timeout_s: float, host_clock: bool = False,
+    call_timeout_s: float, host_clock: bool = False, verify_baseline: Verify | None = None,
 ) -> CaseTiming:
     """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached.
 
@@ -170,7 +170,7 @@ def time_case(
     earlier = CaseTiming()  # the checks of attempts before this one count too
     for attempt in range(1, FORGED_TIMER_ATTEMPTS + 1):
         result, times, brackets = _timed_calls(submission, baseline, case, limits=limits, verify=verify,
-                                               call_timeout_s=call_timeout_s)
+                                               call_timeout_s=call_timeout_s, verify_baseline=verify_baseline)
         result.checked_calls += earlier.checked_calls
         result.outputs = worst_checks(earlier.outputs, result.outputs)
         if result.failure is not None:
@@ -188,7 +188,7 @@ def time_case(
 
 def _timed_calls(
     submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
-    call_timeout_s: float,
+    call_timeout_s: float, verify_baseline: Verify | None = None,
 ) -> tuple[CaseTiming, dict[str, list[int]], dict[str, list[int]]]:
     """One timing of the case: the result so far (its failure, checks and worst outputs), and
     each kernel's times and the worker's brackets around them."""
@@ -223,6 +223,8 @@ def _timed_calls(
                 result.checked_calls += 1
                 result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
+            if lib == BASELINE and check.verdict is Verdict.AC and verify_baseline is not None:
+                check = verify_baseline(case, seed, outcome)  # its first call of the case (baseline_check.py)
             if check.verdict is not Verdict.AC:
                 if lib == BASELINE:  # its own child, out of the submission's reach: the judge's fault
                     check = CallCheck(Verdict.IE, f"the baseline failed on case {case.name}: {check.message}")

@@ -98,8 +98,10 @@ class WorkerContext:
             # The GPU view this process has (pinned by `pin_device` when OPJUDGE_DEVICE is set).
             extra = cuda_host_extra(os.environ)
         if backend is Backend.NPU:
-            extra = {"npu_device": s.device or "0"}
-            from judge.tracks.npu.cann import ascend_host_fields
+            from judge.tracks.npu.cann import ascend_host_fields, npu_host_extra
+
+            # The competition's NPU timing setting (events or profiler device time) comes with the worker.
+            extra = {"npu_device": s.device or "0", **npu_host_extra(os.environ)}
 
             # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
             ascend = ascend_host_fields(os.environ)

@@ -48,18 +48,21 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                        s.file_count, s.total_bytes, s.disqualified_at, s.disqualify_reason or ""]  # fmt: skip
         elif kind is ExportKind.RESULTS:
             yield ["submission_id", "run_id", "team", "problem", "backend", "verdict", "case", "set", "passed",
-                   "median_ns", "baseline_median_ns", "ratio", "gflops", "count", "message"]  # fmt: skip
+                   "median_ns", "baseline_median_ns", "ratio", "gflops", "count", "message", "baseline"]  # fmt: skip
             rows = session.execute(
-                select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Run.verdict, CaseResultRow)
+                select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Run.verdict, CaseResultRow,
+                       Run.worker_info)
                 .join(Run, Run.id == Submission.scored_run_id).join(Team, Team.id == Submission.team_id)
                 .join(Problem, Problem.id == Submission.problem_id)
                 .join(CaseResultRow, CaseResultRow.run_id == Run.id)
                 .where(Submission.competition_id == competition_id)
                 .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
             )  # fmt: skip
-            for sid, rid, team, problem, backend, verdict, c in rows:
+            for sid, rid, team, problem, backend, verdict, c, info in rows:
+                # Which baseline timed the case: recorded by the worker with the run (judge/pipeline.py).
                 yield [sid, rid, team, problem, backend, verdict, c.name, c.case_set, c.passed, c.median_ns,
-                       c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message]  # fmt: skip
+                       c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message,
+                       (info or {}).get(f"baseline:{c.name}", "")]  # fmt: skip
         elif kind is ExportKind.RUNS:
             yield from _runs(session, competition_id)
         elif kind is ExportKind.REVIEWS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 from judge.errors import JudgeError
 from judge.problem import Case
@@ -62,6 +63,11 @@ class BaselineRunner:
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
         with self._judges_fault("run a call"):
             return self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
+
+    def fetch_outputs(self, timeout_s: float) -> dict[str, Any]:
+        """The outputs of the last call, for the oracle's check of the baseline (judge/baseline_check.py)."""
+        with self._judges_fault("send its outputs"):
+            return self.session.fetch_outputs(timeout_s)
 
     @staticmethod
     @contextlib.contextmanager

@@ -173,11 +173,22 @@ class Child:
         os.close(self.private_sink)
         self.private_sink = None
 
+    def _make_inputs(self, case: Case, seed: int) -> dict[str, Any]:
+        """The call's inputs, made as the worker makes them: with deterministic algorithms, also in the
+        baseline's child (which runs without them, so a vendor operator is timed as its users run
+        it), since the worker checks the baseline's outputs too (judge/baseline_check.py)."""
+        was = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            return make_inputs(self.module, case, seed, self.generation_device)
+        finally:
+            torch.use_deterministic_algorithms(was, warn_only=True)
+
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
-        inputs = make_inputs(self.module, case, seed, self.generation_device)
+        inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
         scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
@@ -189,7 +200,7 @@ class Child:
         }
         scalars.update(dtype=DTYPE_CODES[case.dtype], workspace_bytes=0)
         vendor = self.vendor if lib == "baseline" else None
-        if vendor is not None and vendor.unsupported_reason(case.params, case.dtype) is None:
+        if vendor is not None and vendor.unsupported_reason(case.params, case.dtype, case.flags) is None:
             prepared = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
 
             def invoke() -> int:
@@ -239,7 +250,7 @@ class Child:
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
-        self.pending = outputs if lib == "submission" else {}
+        self.pending = outputs  # the baseline's too: the worker checks its first call of each case
         self.send({
             "op": "call",
             "rc": int(rc),
@@ -325,7 +336,8 @@ def main() -> None:
         hello = json.loads(commands.readline())
         child = Child(hello, options.result_fd, commands)
         child.load_libraries()
-        child.send({"op": "ready", "pid": os.getpid(), "device": child.runtime.describe()})
+        device = {**child.runtime.describe(), **({"python_baseline": child.vendor.name} if child.vendor else {})}
+        child.send({"op": "ready", "pid": os.getpid(), "device": device})
         for line in commands:
             command = json.loads(line)
             if command["op"] == "case":

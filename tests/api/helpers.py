@@ -34,7 +34,8 @@ def result(
             ))  # fmt: skip
     return JudgeResult(
         verdict=verdict, problem=problem, backend=Backend.CPU, message="all cases passed" if verdict is Verdict.AC
-        else "case b1 failed", compile_log="g++ ok", cases=cases, host={"host": "box", "toolchain": "g++ 12"},
+        else "case b1 failed", compile_log="g++ ok", cases=cases,
+        host={"host": "box", "toolchain": "g++ 12", **{f"baseline:{c.name}": "baseline kernel" for c in cases[1:]}},
     )  # fmt: skip
 
 

@@ -205,6 +205,7 @@ def test_csv_exports(client: TestClient, contest: Contest, database: Database, c
     results = rows("results")
     assert [(r["case"], r["set"], r["ratio"]) for r in results] == [("t1", "tests", ""), ("b1", "benchmarks", "0.5"),
                                                                       ("p1", "private", "0.6")]  # fmt: skip
+    assert [r["baseline"] for r in results] == ["", "baseline kernel", "baseline kernel"]  # what timed each case
     (review,) = rows("reviews")
     assert review["total"] == "70.0" and review["comment"] == "'=HYPERLINK(x)"  # formulas defused
     ranking = rows("ranking")

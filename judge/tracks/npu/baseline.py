@@ -10,8 +10,9 @@ How the runner child uses a `PythonKernel` in place of the baseline library (for
 runner; see docs/npu-worker.md, "Baselines"):
 1. once per run: `kernel = python_baseline(reference_dir, problem_slug, runtime_options)`;
    None (no module, no torch_npu, or no such operator) means "time the starter kernel";
-2. per case: `reason = kernel.unsupported_reason(case.params, case.dtype)`; a reason means the
-   starter kernel is the baseline for that case, and the report says why;
+2. per case: `reason = kernel.unsupported_reason(case.params, case.dtype, case.flags)`; a reason
+   means the starter kernel is the baseline for that case, and the report says which timed it
+   (judge/baseline_check.py asks the module's own `unsupported_reason` in the worker);
 3. per call, prepared exactly like a library call (fresh inputs at fresh addresses, flush):
    `prepared = kernel.prepare(device_inputs, scalars)` untimed, then
    `runtime.time_call(lambda: kernel.run(prepared))`, then the outputs `kernel.outputs()`
@@ -32,8 +33,8 @@ class PythonKernel(Protocol):
 
     name: str  # e.g. "torch_npu.npu_sparse_flash_attention_grad"
 
-    def unsupported_reason(self, params: dict[str, Any], dtype: str) -> str | None:
-        """Why this case is outside what the operator supports, or None when it is supported."""
+    def unsupported_reason(self, params: dict[str, Any], dtype: str, flags: tuple[str, ...] = ()) -> str | None:
+        """Why this case (its sizes, dtype and flags) is outside what the operator computes, or None."""
         ...
 
     def prepare(self, inputs: dict[str, Any], scalars: dict[str, Any]) -> dict[str, Any]:

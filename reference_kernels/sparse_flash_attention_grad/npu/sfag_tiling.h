@@ -5,6 +5,15 @@
  * file (sfag_kernel.cpp, compiled by bisheng), so it holds plain integers only. The kernels
  * get it by value as their last argument.
  *
+ * Written `struct SfagTiling { ... };`, at file scope, in the form of Huawei's kernel-launch
+ * samples (`struct AddCustomTilingData { ... };`): CANN's stub generator finds a kernel's
+ * struct-typed parameters with the pattern ^\s*struct\s+(\w+)\s*\{ over the preprocessed
+ * kernel file (cannmirror/asc-devkit, cmake/asc/legacy_modules/util/constants.py, STRUCT) and
+ * copies the struct into the generated host_stub.cpp. `typedef struct X {...} X;` or a struct
+ * inside a namespace is not found, and host_stub.cpp then names a type it never declares.
+ * The generated aclrtlaunch_<kernel> launcher takes such a struct by pointer
+ * (extract_host_stub.py, tiling_add_pointer); a <<<>>> launch passes it by value.
+ *
  * Starter kernel of the opjudge NPU track. NOT YET RUN ON NPU HARDWARE: written from the
  * Ascend C documentation, correct by construction as far as it was reasoned; see README.md.
  */
@@ -22,10 +31,13 @@
 #define SFAG_MAX_ROW_FLOATS 1984
 /* Unified Buffer bytes the tiling may plan for (the 910B's vector core has 192 KiB). */
 #define SFAG_UB_BUDGET_BYTES (184 * 1024)
+/* The system workspace in front of the kernels' own (RESERVED_WORKSPACE in asc-devkit's
+ * impl/basic_api/utils/kernel_utils_constants.h: 16 MiB on the 910B, 2 MiB on the 310P). */
+#define SFAG_SYS_WORKSPACE_BYTES (16LL * 1024 * 1024)
 /* Vector cores asked for; 40 is the 910B3's count (20 AI cores x 2 vector cores). */
 #define SFAG_MAX_BLOCKS 40
 
-typedef struct SfagTiling {
+struct SfagTiling {
     /* Sizes, as in kernel_args (G = N1 / N2). */
     int64_t B, S1, S2, N1, N2, G, D, Dr, K;
     int64_t blockSize;  /* bs: tokens per selected block */
@@ -43,13 +55,13 @@ typedef struct SfagTiling {
     /* Float32 accumulators of dk, dk_rope and dv in the workspace (byte offsets). */
     int64_t accRows;        /* B * S2 * N2 */
     int64_t accDkOffset, accDkrOffset, accDvOffset;
-    int64_t workspaceBytes;
-} SfagTiling;
+    int64_t workspaceBytes; /* the accumulators: the user part, after the system workspace */
+};
 
 /* Device addresses for the launch (kernel_args' pointers, as the kernels take them). */
-typedef struct SfagPointers {
+struct SfagPointers {
     uint8_t *q, *qr, *k, *kr, *v, *indices, *dout, *out, *softmaxMax, *softmaxSum;
     uint8_t *dq, *dqr, *dk, *dkr, *dv, *workspace;
-} SfagPointers;
+};
 
 #endif /* SFAG_TILING_H */

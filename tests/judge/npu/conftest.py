@@ -34,9 +34,19 @@ if(NOT EXISTS "${ASCEND_CANN_PACKAGE_PATH}")
     message(FATAL_ERROR "${ASCEND_CANN_PACKAGE_PATH} does not exist")
 endif()
 message(STATUS "fake CANN: SOC_VERSION=${SOC_VERSION} RUN_MODE=${RUN_MODE}")
+# Like CANN's function.cmake, a STATIC ascendc_library also takes the members of
+# lib64/libascendc_runtime.a (host_intf.cmake extracts them into the build folder).
 function(ascendc_library target kind)
     set_source_files_properties(${ARGN} PROPERTIES LANGUAGE CXX)
-    add_library(${target} ${kind} ${ARGN})
+    set(runtime_objects)
+    if(EXISTS "${ASCEND_CANN_PACKAGE_PATH}/lib64/libascendc_runtime.a")
+        set(objects_dir "${CMAKE_BINARY_DIR}/ascendc_runtime_objects")
+        file(MAKE_DIRECTORY "${objects_dir}")
+        execute_process(COMMAND ar x "${ASCEND_CANN_PACKAGE_PATH}/lib64/libascendc_runtime.a"
+                        WORKING_DIRECTORY "${objects_dir}")
+        file(GLOB runtime_objects "${objects_dir}/*.o")
+    endif()
+    add_library(${target} ${kind} ${ARGN} ${runtime_objects})
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
         CXX_COMPILER_LAUNCHER "${ASCEND_CANN_PACKAGE_PATH}/compiler/ccec_compiler/bin/bisheng")
 endfunction()

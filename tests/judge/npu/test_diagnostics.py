@@ -1,4 +1,8 @@
-"""Diagnostics from recorded build output (bisheng is clang-based; ld and CMake have their own shapes)."""
+"""Diagnostics from build output (bisheng is clang-based; ld and CMake have their own shapes).
+
+The three logs under data/ are synthetic (data/README.md): written in those tools' shapes, never
+produced by a CANN build. They test the parser, not what bisheng really prints.
+"""
 
 from __future__ import annotations
 

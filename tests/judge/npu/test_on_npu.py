@@ -61,7 +61,17 @@ def test_starter_builds_and_its_library_passes_the_library_policy(tmp_path: Path
         (workdir / source.name).write_bytes(source.content)
     result = AscendToolchain(host).build(sources=sources, include_dirs=[include], workdir=workdir,
                                          limits=host.limits, sandbox=make_sandbox(host.sandbox_mode))
-    assert result.ok, result.log
+    # The by-object check (link_check.py) ran in the build: an SV here names the object and the symbol.
+    assert result.ok, result.log + "\n".join(f"{f.file}: {f.message}" for f in result.findings)
+    from judge.tracks.npu.link_check import collect_objects
+    from judge.tracks.npu.policy import RULES
+
+    objects = collect_objects(workdir / "opjudge_build", Path(host.ascend_home or ""))
+    print("CANN objects:", [o.name for o in objects.cann], "stub:", [o.name for o in objects.stub],
+          "team:", [o.name for o in objects.team])
+    assert objects.cann, "no member of lib64/libascendc_runtime.a found in the kernel archive: link_check.py is blind"
+    unlisted = sorted({n for o in objects.cann for n in o.undefined if not RULES.import_allowed(n)})
+    print("CANN object imports not in cann_symbols.py (add them):", unlisted)
     findings = check_library(Backend.NPU, Path(result.library_path or ""))
     # Printed so a first run on hardware shows what the allow-lists in judge/tracks/npu/policy.py miss.
     print("\n".join(f"{f.rule}: {f.message}" for f in findings))
@@ -86,8 +96,9 @@ def test_vendor_baseline_matches_the_oracle_on_the_cases_it_supports(tmp_path: P
     assert kernel is not None, "torch_npu lacks npu_sparse_flash_attention_grad"
     module = problem.module
     checked = 0
-    for case in problem.cases_for(Backend.NPU, [CaseSet.TESTS]):
-        if kernel.unsupported_reason(case.params, case.dtype):
+    # Only the benchmarks hold value_is_key cases in the operator's range (b05, b06); one is enough here.
+    for case in problem.cases_for(Backend.NPU, [CaseSet.TESTS, CaseSet.BENCHMARKS]):
+        if kernel.unsupported_reason(case.params, case.dtype, case.flags) or checked:
             continue
         inputs = module.make_inputs(case, 7)
         device = {k: v.to("npu") for k, v in inputs.items() if isinstance(v, torch.Tensor)}

@@ -17,12 +17,13 @@ from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
+from judge.tracks.npu.faults import npu_fault_reason
 from judge.tracks.npu.runtime import (
     ALIGN_BYTES,
     MIN_FLUSH_BYTES,
     NpuRuntime,
     NpuRuntimeOptions,
-    npu_fault_reason,
+    TooManyLaunches,
 )
 from tests.judge.npu.conftest import HEADER
 
@@ -139,8 +140,51 @@ def test_time_call_brackets_the_call_with_events_and_waits_for_it(runtime: NpuRu
 
     rc, elapsed_ns = runtime.time_call(call)
     assert rc == 3 and 9_000_000 < elapsed_ns < 500_000_000
-    # The start event is on the stream (not in torch_npu's task queue) before the kernel launches.
-    assert api.log[:5] == ["sync", "record", "sync", "call", "record"] and "event-sync" in api.log
+    # The task queue is off (runner_env), so no synchronise sits between the start event and the call
+    # (its return would be timed); the device-wide one comes after the end event.
+    assert api.log == ["sync", "record", "call", "record", "event-sync", "sync"]
+    assert runner_env(HostConfig(work_root=Path("/tmp")))["TASK_QUEUE_ENABLE"] == "0"
+
+
+def test_the_empty_calls_overhead_is_taken_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeApi()
+    runtime = NpuRuntime(OPTIONS, api=fake)
+    assert runtime.overhead_ns >= 0 and runtime.describe()["event_overhead_ns"] == f"{runtime.overhead_ns:.0f}"
+    monkeypatch.setattr(runtime, "overhead_ns", 4_000_000.0)
+    _, elapsed_ns = runtime.time_call(lambda: time.sleep(0.01) or 0)  # type: ignore[func-returns-value]
+    assert 5_000_000 < elapsed_ns < 496_000_000  # 10 ms less the 4 ms overhead
+    assert runtime.time_call(lambda: 0)[1] == 0  # never below zero
+
+
+class ProfilingApi(FakeApi):
+    """The profiler's view of a call: `kernels` launches of 2 us each on the device."""
+
+    def __init__(self, kernels: int) -> None:
+        super().__init__()
+        self.kernels = kernels
+
+    def device_time(self, call):  # type: ignore[no-untyped-def]
+        return call(), 2_000 * self.kernels, self.kernels
+
+
+def test_device_timing_counts_launches_as_the_competition_says() -> None:
+    options = {**OPTIONS, "timing": "device", "max_launches": 1}
+    one = NpuRuntime(options, api=ProfilingApi(1))
+    assert one.time_call(lambda: 0) == (0, 2_000)
+    assert "device time" in one.describe()["timing"] and one.overhead_ns == 0.0
+    three = NpuRuntime(options, api=ProfilingApi(3))
+    with pytest.raises(TooManyLaunches) as caught:
+        three.time_call(lambda: 0)
+    assert "launched 3 kernels" in (three.fault_reason(caught.value) or "")  # RE, not IE
+    assert NpuRuntime({**options, "max_launches": 0}, api=ProfilingApi(3)).time_call(lambda: 0) == (0, 6_000)
+    with pytest.raises(ValueError, match="timing"):
+        NpuRuntimeOptions.from_dict({**OPTIONS, "timing": "wallclock"})
+    from judge.tracks.npu.cann import npu_host_extra
+
+    extra = npu_host_extra({"OPJUDGE_NPU_TIMING": "device", "OPJUDGE_NPU_MAX_LAUNCHES": "1", "HOME": "/x"})
+    assert extra == {"npu_timing": "device", "npu_max_launches": "1"} and npu_host_extra({}) == {}
+    host = HostConfig(work_root=Path("/tmp"), extra=extra)
+    assert (runtime_options(host)["timing"], runtime_options(host)["max_launches"]) == ("device", 1)
 
 
 def test_a_kernels_device_exception_is_its_fault() -> None:
@@ -172,7 +216,8 @@ def test_kernel_args_carry_the_stream_and_device_pointers(runtime: NpuRuntime) -
 
 def test_describe_names_device_soc_and_cann(runtime: NpuRuntime) -> None:
     assert runtime.describe() == {"device": "fake NPU", "torch_npu": "none", "soc": "Ascend910B3",
-                                  "cann": "8.0.RC2"}
+                                  "cann": "8.0.RC2", "timing": "NPU events, task queue off",
+                                  "event_overhead_ns": f"{runtime.overhead_ns:.0f}"}
     assert runtime.peak_flops() == 1e15
 
 

@@ -113,7 +113,10 @@ def test_workspace_holds_three_float_accumulators(starter: ctypes.CDLL) -> None:
     assert status == 0 and t.accRows == rows
     assert (t.accDkOffset, t.accDvOffset, t.accDkrOffset) == (0, rows * 512 * 4, 2 * rows * 512 * 4)
     assert t.workspaceBytes == 2 * rows * 512 * 4 + rows * 64 * 4
-    assert starter.kernel_workspace_bytes(ctypes.byref(args)) == t.workspaceBytes
+    # The 16 MiB system workspace CANN's wrapper keeps in front (HAVE_WORKSPACE, see sfag_tiling.h).
+    assert starter.kernel_workspace_bytes(ctypes.byref(args)) == (16 << 20) + t.workspaceBytes
+    status = starter.kernel_run(ctypes.byref(_args({"workspace": 0x7000000}, workspace_bytes=t.workspaceBytes)))
+    assert status == 4  # the accumulators alone, without the system part: refused
 
 
 def test_kernel_run_launches_once_on_the_callers_stream(starter: ctypes.CDLL) -> None:

@@ -53,15 +53,49 @@ def _inputs(dr: int = 64) -> dict[str, torch.Tensor | None]:
     }
 
 
+# In the documented range (aclnnSparseFlashAttentionGrad.md in hicann/ops-transformer): K of 1024..8192 in
+# steps of 1024, K * block size <= ~100k, and v equal to k.
+SUPPORTED = {**OFFICIAL, "S2": 65536, "K": 2048, "block_size": 8}
+VALUE_IS_KEY = ("value_is_key",)
+
+
 def test_supported_cases_follow_the_operator_documentation() -> None:
     kernel = _module().VendorSparseFlashAttentionGrad(FakeOperator(), torch)
-    assert kernel.unsupported_reason(OFFICIAL, "bfloat16") is None
-    assert kernel.unsupported_reason(OFFICIAL, "float16") is None
-    reason = kernel.unsupported_reason({**OFFICIAL, "Dr": 0, "N2": 2}, "float32")
+    assert kernel.unsupported_reason(SUPPORTED, "bfloat16", VALUE_IS_KEY) is None
+    assert kernel.unsupported_reason(SUPPORTED, "float16", VALUE_IS_KEY) is None
+    reason = kernel.unsupported_reason({**SUPPORTED, "Dr": 0, "N2": 2}, "float32", VALUE_IS_KEY)
     assert reason is not None
     assert "float32" in reason and "Dr = 0" in reason and "N2 = 2" in reason
-    assert "block size 4" in kernel.unsupported_reason({**OFFICIAL, "block_size": 4}, "bfloat16")
-    assert "N1 = 6" in kernel.unsupported_reason({**OFFICIAL, "N1": 6}, "bfloat16")
+    assert "block size 4" in kernel.unsupported_reason({**SUPPORTED, "block_size": 4}, "bfloat16", VALUE_IS_KEY)
+    assert "N1 = 6" in kernel.unsupported_reason({**SUPPORTED, "N1": 6}, "bfloat16", VALUE_IS_KEY)
+
+
+@pytest.mark.parametrize("change,flags,words", [
+    ({}, (), "no value_is_key flag"),  # it reads v from k
+    ({}, ("value_is_key", "ragged_topk"), "end early at -1"),  # GetActualSelCount never stops at -1
+    ({}, ("value_is_key", "contract_indices"), "junk after the first -1"),
+    ({"K": 32}, VALUE_IS_KEY, "K = 32"),
+    ({"K": 1536}, VALUE_IS_KEY, "K = 1536"),
+    ({"K": 8192, "block_size": 16}, VALUE_IS_KEY, "8192 * 16"),  # past the OOM warning
+])
+def test_cases_outside_the_operators_contract_are_the_starters(change: dict[str, int], flags: tuple[str, ...],
+                                                               words: str) -> None:
+    reason = _module().unsupported_reason({**SUPPORTED, **change}, "bfloat16", flags)
+    assert reason is not None and words in reason
+
+
+def test_the_npu_sets_give_the_operator_the_cases_a_contest_would(tmp_path: Any) -> None:
+    from judge.backends import Backend, CaseSet
+    from judge.problem import load_problem
+
+    module = _module()
+    problem = load_problem("sparse_flash_attention_grad")
+    for case_set in (CaseSet.BENCHMARKS, CaseSet.PRIVATE):
+        cases = problem.cases_for(Backend.NPU, [case_set])
+        vendor = [c.name for c in cases if module.unsupported_reason(c.params, c.dtype, c.flags) is None]
+        assert vendor, f"no {case_set.value} case the vendor operator may time"
+        assert all("value_is_key" in c.flags for c in cases if c.name in vendor)
+        assert len(vendor) < len(cases)  # the starter kernel times the others
 
 
 def test_the_call_maps_abi_names_to_the_operator_arguments() -> None:

@@ -1,0 +1,61 @@
+"""What the build template gives teams' host and Cube code (issue 14, items 7 and 8).
+
+Checked against CANN's own build files (cannmirror/asc-devkit, cmake/asc/legacy_modules): host code
+as host_intf.cmake compiles CANN's (_GLIBCXX_USE_CXX11_ABI=0), kernels with HAVE_WORKSPACE and
+HAVE_TILING so the generated wrapper sets the system workspace (util/extract_host_stub.py), and the
+kernel signature those two impose checked before cmake runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge.toolchains.base import SourceFile
+from judge.tracks.npu.project import ProjectError, check_kernel_signatures, classify, render_cmakelists
+from tests.judge.npu.conftest import REPO
+
+STARTER = REPO / "reference_kernels" / "sparse_flash_attention_grad" / "npu"
+
+
+def _text(tmp_path: Path, fake_cann: Path) -> str:
+    roles = classify([SourceFile(name="a_kernel.cpp", content=b""), SourceFile(name="host.cpp", content=b"")])
+    return render_cmakelists(roles=roles, workdir=tmp_path, include_dirs=[], soc="Ascend910B3", cann_root=fake_cann,
+                             cmake_module_dir=fake_cann / "compiler/tikcpp/ascendc_kernel_cmake")
+
+
+def test_host_code_is_built_with_canns_string_abi_and_kernels_with_a_system_workspace(tmp_path: Path,
+                                                                                      fake_cann: Path) -> None:
+    text = _text(tmp_path, fake_cann)
+    assert "target_compile_definitions(opjudge_submission PRIVATE _GLIBCXX_USE_CXX11_ABI=0)" in text
+    assert "ascendc_compile_definitions(opjudge_kernels PRIVATE ASCENDC_DUMP=0 HAVE_WORKSPACE HAVE_TILING)" in text
+    assert "foreach(opjudge_lib tiling_api graph_base register platform)" in text
+
+
+def test_the_starters_kernels_end_with_workspace_and_tiling() -> None:
+    check_kernel_signatures("sfag_kernel.cpp", (STARTER / "sfag_kernel.cpp").read_text())
+
+
+@pytest.mark.parametrize("params", [
+    "GM_ADDR dst, uint64_t bytes",  # the parameter before last would be moved 16 MiB on
+    "GM_ADDR x, GM_ADDR y, Tiling t",  # a GM pointer, but not the workspace
+    "Tiling t",
+])
+def test_a_kernel_without_the_workspace_before_its_tiling_is_refused(params: str) -> None:
+    code = f'extern "C" __global__ __aicore__ void k({params}) {{}}\n'
+    with pytest.raises(ProjectError, match=r"must end with \(GM_ADDR workspace"):
+        check_kernel_signatures("x_kernel.cpp", code)
+
+
+def test_kernels_in_comments_and_vector_kernels_are_read_right() -> None:
+    check_kernel_signatures("x_kernel.cpp", "// __global__ __aicore__ void old(GM_ADDR x) {}\n"
+                            "__global__ __vector__ void add(GM_ADDR x, GM_ADDR workspace, AddTiling tiling) {}\n")
+    with pytest.raises(ProjectError, match="kernel add"):
+        check_kernel_signatures("x_kernel.cpp", "__global__ __vector__ void add(GM_ADDR x, AddTiling tiling) {}\n")
+
+
+def test_classify_refuses_a_bad_kernel_signature_as_a_build_error() -> None:
+    bad = SourceFile(name="z_kernel.cpp", content=b"__global__ __aicore__ void z(GM_ADDR out, uint64_t n) {}\n")
+    with pytest.raises(ProjectError):
+        classify([bad])
