@@ -8,12 +8,14 @@ from typing import Any
 from api.schemas.base import Public
 from api.store import RunKind, RunStatus
 from judge.backends import Backend, CaseSet, Isolation
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
 class SubmissionCreated(Public):
     id: int
     run_id: int
+    mode: RunMode
     status: RunStatus
     status_url: str
     queued: bool  # False: the broker was down; the run is stored and will be queued when it is back
@@ -26,6 +28,7 @@ class SubmissionPublic(Public):
     team_name: str
     problem: str
     backend: Backend
+    mode: RunMode  # test and benchmark runs never count on the board
     status: RunStatus
     verdict: Verdict | None
     score: float | None
@@ -111,10 +114,13 @@ class QuotaPublic(Public):
     in_flight: int
     max_in_flight: int
     next_allowed_at: datetime | None
+    mode: RunMode = RunMode.RANKED
+    min_interval_s: int = 0
 
 
 class MePublic(Public):
     team_id: int
     team_name: str
     competition: str
-    quota: QuotaPublic
+    quota: QuotaPublic  # the ranked mode's
+    quotas: dict[RunMode, QuotaPublic] = {}  # every mode's

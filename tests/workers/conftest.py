@@ -103,10 +103,10 @@ class RecordingDispatcher:
     def __init__(self) -> None:
         self.sent: list[tuple[int, str]] = []
 
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         self.sent.append((run_id, queue))
 
 
 class DownDispatcher:
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         raise DispatchUnavailable("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
