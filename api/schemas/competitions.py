@@ -58,6 +58,7 @@ class CompetitionPublic(Public):
     problems: list[ProblemLinkPublic]
     # Every run mode's quota (judging.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
+    baseline_public: bool = True  # the problem pages show the baseline kernel's source
 
 
 class _Settable(Create):
@@ -75,6 +76,7 @@ class _Settable(Create):
     rubric: dict[PlainText, Number] | None = None
     reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
     mode_quotas: dict[RunMode, ModeQuotaUpdate] | None = None
+    baseline_public: bool | None = None
 
 
 class CompetitionCreate(_Settable):

@@ -24,7 +24,7 @@ from judge.problem import Problem as ProblemDefinition
 EDITABLE = {
     "title", "starts_at", "ends_at", "freeze_at", "quota_per_day", "min_interval_s", "max_in_flight",
     "online_weight", "reviewer_weight", "relative_to", "ranked_by", "score_cap", "rubric",
-    "reproduction_tolerance", "mode_quotas",
+    "reproduction_tolerance", "mode_quotas", "baseline_public",
 }  # fmt: skip
 SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight"}
 
@@ -87,6 +87,7 @@ def create_competition(
         rubric=dict(DEFAULT_RUBRIC),
         reproduction_tolerance=0.10,
         final_published=False,
+        baseline_public=True,
         board_version=0,
         created_at=now,
     )
@@ -249,6 +250,7 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         reproduction_tolerance=row.reproduction_tolerance, final_published=row.final_published,
         board_version=row.board_version, problems=problems,
         mode_quotas={mode.value: quota.to_dict() for mode, quota in all_mode_quotas(row).items()},
+        baseline_public=row.baseline_public,
     )  # fmt: skip
 
 

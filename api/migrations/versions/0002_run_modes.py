@@ -1,5 +1,5 @@
 """Run modes (judging.md "Run modes"): each submission's mode, the test and benchmark quotas,
-and each run's priority on its queue.
+each run's priority on its queue; and whether teams may read the baseline's source.
 
 Revision ID: 0002
 Revises: 0001
@@ -24,10 +24,12 @@ def upgrade() -> None:
         batch.add_column(sa.Column("priority", sa.Integer(), nullable=False, server_default="6"))
     with op.batch_alter_table("competitions") as batch:
         batch.add_column(sa.Column("mode_quotas", sa.JSON(), nullable=False, server_default=sa.text("'{}'")))
+        batch.add_column(sa.Column("baseline_public", sa.Boolean(), nullable=False, server_default=sa.true()))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("competitions") as batch:
+        batch.drop_column("baseline_public")
         batch.drop_column("mode_quotas")
     with op.batch_alter_table("runs") as batch:
         batch.drop_column("priority")
