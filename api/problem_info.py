@@ -8,6 +8,7 @@ where the competition allows it (`Competition.baseline_public`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -74,8 +75,23 @@ class ProblemInfo:
 
 @cache
 def markdown() -> MarkdownIt:
-    """CommonMark with tables; raw HTML in a statement is shown as text, never run."""
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    """CommonMark with tables; raw HTML in a statement is shown as text, never run. Headings get
+    ids from their text ("Run modes" -> `run-modes`), so pages can link to a section."""
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md.core.ruler.push("heading_ids", _heading_ids)
+    return md
+
+
+def _heading_ids(state: Any) -> None:
+    seen: set[str] = set()
+    for opening, inline in zip(state.tokens, state.tokens[1:], strict=False):
+        if opening.type == "heading_open" and inline.type == "inline":
+            base = re.sub(r"[^a-z0-9]+", "-", inline.content.lower()).strip("-") or "section"
+            anchor, n = base, 2
+            while anchor in seen:
+                anchor, n = f"{base}-{n}", n + 1
+            seen.add(anchor)
+            opening.attrSet("id", anchor)
 
 
 def render_markdown(text: str) -> str:

@@ -20,6 +20,7 @@ from api.dispatch import dispatch_runs, queue_for
 from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import error_page, render
+from api.settings import Settings
 from api.store import (
     PermissionDeniedError,
     Principal,
@@ -48,9 +49,10 @@ TeamViewer = Annotated[Principal, Depends(team_viewer)]
 
 
 @router.get("/team")
-def team_page(request: Request, session: SessionDep, viewer: TeamViewer, now: NowDep) -> Response:
+def team_page(request: Request, session: SessionDep, settings: SettingsDep, viewer: TeamViewer,
+              now: NowDep) -> Response:  # fmt: skip
     """The team's submissions and quota, and the upload form."""
-    return render(request, "team.html", **team_context(session, viewer, now=now, error=None))
+    return render(request, "team.html", **team_context(session, viewer, now=now, error=None, limits=settings))
 
 
 async def page_upload(request: Request, settings: SettingsDep, viewer: TeamViewer) -> UploadForm | UserFacingError:
@@ -95,7 +97,7 @@ def submit(
     session.rollback()
     failed = error_page(request, error)  # for its status code and Retry-After
     page = render(request, "team.html", status_code=failed.status_code,
-                  **team_context(session, viewer, now=now, error=str(error),
+                  **team_context(session, viewer, now=now, error=str(error), limits=settings,
                                  chosen=upload if isinstance(upload, UploadForm) else None))  # fmt: skip
     if "Retry-After" in failed.headers:
         page.headers["Retry-After"] = failed.headers["Retry-After"]
@@ -103,7 +105,7 @@ def submit(
 
 
 def team_context(session: Session, viewer: Principal, *, now: datetime, error: str | None,
-                 chosen: UploadForm | None = None) -> dict[str, Any]:
+                 limits: Settings, chosen: UploadForm | None = None) -> dict[str, Any]:
     """What team.html shows; `chosen` keeps the form's choices after a refused upload."""
     assert viewer.team_id is not None and viewer.competition_slug is not None
     competition = get_competition(session, slug=viewer.competition_slug)
@@ -118,6 +120,7 @@ def team_context(session: Session, viewer: Principal, *, now: datetime, error: s
         "waits": waits,
         "wait_s": waits[RunMode.RANKED.value],
         "chosen": chosen,
+        "limits": limits,
         "open": competition.starts_at <= now < competition.ends_at,
         "submissions": submissions,
         "error": error,

@@ -19,6 +19,7 @@ from api.dispatch import dispatch_runs, queue_for
 from api.schemas.bounds import IdFilter, SubmissionId
 from api.schemas.submissions import (
     MePublic,
+    QueuePlacePublic,
     QuotaPublic,
     SourcePublic,
     SubmissionCreated,
@@ -34,6 +35,7 @@ from api.store import (
     submission_sources,
     team_quotas,
 )
+from api.store.queueinfo import place_of_run
 from api.uploads import UploadForm, read_upload
 from judge.modes import RunMode
 
@@ -85,7 +87,10 @@ def upload_submission(
     )  # fmt: skip
     report = dispatch_runs(session, dispatcher, [created.dispatch], now=now)
     queued = bool(report.queued)
+    place = place_of_run(session, run_id=created.run_id, now=now)
+    session.rollback()  # end the read
     return SubmissionCreated(
+        queue=QueuePlacePublic.model_validate(place) if place is not None else None,
         id=created.submission_id,
         run_id=created.run_id,
         mode=created.mode,
@@ -111,9 +116,11 @@ def my_submissions(
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionDetailPublic)
-def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep) -> SubmissionDetailPublic:
-    """A submission with its runs, per-case results and compile log (a team reads only its own)."""
-    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id)
+def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep,
+                    now: NowDep) -> SubmissionDetailPublic:  # fmt: skip
+    """A submission with its runs, per-case results and compile log (a team reads only its own); while
+    it waits, its place in the queue and an estimate of the wait."""
+    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id, now=now)
     return SubmissionDetailPublic.model_validate(detail)
 
 

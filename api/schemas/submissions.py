@@ -18,6 +18,7 @@ class SubmissionCreated(Public):
     mode: RunMode
     status: RunStatus
     status_url: str
+    queue: QueuePlacePublic | None = None  # where the run stands in its queue
     queued: bool  # False: the broker was down; the run is stored and will be queued when it is back
     message: str
 
@@ -95,11 +96,24 @@ class FilePublic(Public):
     sha256: str
 
 
+class QueuePlacePublic(Public):
+    """Where the waiting run stands: position 1 is taken next; the wait is an estimate from recent runs."""
+
+    queue: str
+    position: int
+    ahead: int
+    running: int
+    workers: int
+    typical_run_s: float | None
+    estimated_wait_s: float | None
+
+
 class SubmissionDetailPublic(Public):
     submission: SubmissionPublic
     files: list[FilePublic]
     runs: list[RunPublic]  # newest first
     scored_run_id: int | None
+    queue: QueuePlacePublic | None = None  # while the run waits for a worker
 
 
 class SourcePublic(Public):

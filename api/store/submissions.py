@@ -15,9 +15,11 @@ from api.store.enums import RunKind, RunStatus
 from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Competition, CompetitionProblem, Problem, Run, Submission, SubmissionFile, Team
 from api.store.modes import QueuePriority
+from api.store.queueinfo import queue_place
 from api.store.results import run_views
 from api.store.rules import check_quotas, check_window, quota_status
 from api.store.standings_cache import recompute_standings
+from api.store.types import utcnow
 from api.store.views import FileInfo, NewSubmission, Principal, QuotaStatus, SubmissionDetail, SubmissionSummary
 from judge.backends import Backend
 from judge.modes import RunMode
@@ -104,7 +106,8 @@ def list_submissions(
     return [_summary(*row) for row in session.execute(query)]
 
 
-def submission_detail(session: Session, *, submission_id: int, team_id: int | None = None) -> SubmissionDetail:
+def submission_detail(session: Session, *, submission_id: int, team_id: int | None = None,
+                      now: datetime | None = None) -> SubmissionDetail:
     """A submission with its files' names and every run's results.
 
     With `team_id` (a team asking) another team's submission is "not found", private
@@ -124,11 +127,13 @@ def submission_detail(session: Session, *, submission_id: int, team_id: int | No
         .order_by(SubmissionFile.position)
     ).all()
     runs = list(session.scalars(select(Run).where(Run.submission_id == submission_id).order_by(Run.id.desc())))
+    live = next((r for r in runs if r.kind is not RunKind.REPRODUCTION), None)
     return SubmissionDetail(
         submission=_summary(*row),
         files=[FileInfo(*f) for f in files],
         runs=run_views(session, runs, team_view=team_id is not None),
         scored_run_id=submission.scored_run_id,
+        queue=queue_place(session, run=live, now=now or utcnow()) if live is not None else None,
     )
 
 

@@ -235,6 +235,7 @@ class SubmissionDetail:
     files: list[FileInfo]
     runs: list[RunView]  # newest first
     scored_run_id: int | None
+    queue: Any = None  # api.store.queueinfo.QueuePlace while the live run waits, else None
 
 
 @dataclass(frozen=True)
