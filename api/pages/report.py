@@ -58,7 +58,8 @@ def timeline_fragment(submission_id: SubmissionId, session: SessionDep, viewer: 
     detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
     live = live_run(detail)
     return html_response(render_fragment("_timeline.html", submission=detail.submission, run=live,
-                                         steps=timeline(live), live=_in_flight(live)))  # fmt: skip
+                                         steps=timeline(live), live=_in_flight(live),
+                                         queue=detail.queue))  # fmt: skip
 
 
 def readable_detail(session: Session, *, submission_id: int, viewer: Principal) -> SubmissionDetail:
@@ -112,6 +113,7 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
         "live": live,
         "live_in_flight": _in_flight(live),
         "steps": timeline(live),
+        "queue": detail.queue,
         "failing": [c for c in shown.cases if not c.passed] if shown else [],
         "roofline": _roofline(shown, info, submission.backend),
         "history": history_svg([
