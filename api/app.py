@@ -15,6 +15,7 @@ from datetime import datetime
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from api import apidocs
 from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
@@ -50,6 +51,8 @@ def create_app(
         summary="Judge and grading service for operator (kernel) optimisation contests",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # api/apidocs.py serves /docs without a CDN
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.database = db
@@ -57,6 +60,7 @@ def create_app(
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
     install_error_handlers(app)
+    apidocs.install(app)
     for module in (submissions, boards, problems, reviews, admin_contest, admin_judging):
         app.include_router(module.router)
     if pages:
