@@ -121,10 +121,22 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
             for s in reversed(history) if s.verdict is not None  # judged ones only
         ]),  # fmt: skip
         "sources": [(name, content.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]) for name, content in sources],
+        **kernel_output_view(shown.kernel_output if shown else ""),
         "is_admin": viewer.role is Role.ADMIN,
         "is_owner": viewer.team_id == submission.team_id,
         "now": now,
     }
+
+
+WITHHELD_MARK = "[output written from the first private case on is not shown]"  # judge/runner/session.py
+
+
+def kernel_output_view(text: str) -> dict[str, Any]:
+    """What the kernel printed, without the judge's note that output from the first private case on
+    is withheld; `kernel_withheld` says the note was there (a kernel that printed nothing shows no box)."""
+    withheld = text.rstrip().endswith(WITHHELD_MARK)
+    printed = text.rstrip()[: -len(WITHHELD_MARK)] if withheld else text
+    return {"kernel_printed": printed if printed.strip() else "", "kernel_withheld": withheld}
 
 
 def _roofline(run: RunView | None, info: dict[str, Any], backend: Any) -> dict[str, Any] | None:
