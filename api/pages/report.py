@@ -135,7 +135,7 @@ def kernel_output_view(text: str) -> dict[str, Any]:
     """What the kernel printed, without the judge's note that output from the first private case on
     is withheld; `kernel_withheld` says the note was there (a kernel that printed nothing shows no box)."""
     withheld = text.rstrip().endswith(WITHHELD_MARK)
-    printed = text.rstrip()[: -len(WITHHELD_MARK)] if withheld else text
+    printed = text.rstrip()[: -len(WITHHELD_MARK)].removesuffix("\n") if withheld else text
     return {"kernel_printed": printed if printed.strip() else "", "kernel_withheld": withheld}
 
 
