@@ -42,8 +42,8 @@ def check_quotas(session: Session, comp: Competition, team_id: int, now: datetim
     if used >= quota.per_day:
         free_at = (oldest + DAY) if oldest else now + DAY
         raise QuotaExceededError(
-            f"daily quota of {mode.value} runs spent: {used} in the last 24 hours (limit {quota.per_day}); "
-            f"the next is allowed at {_utc(free_at)}",
+            f"daily quota spent: {used} submissions in the last 24 hours (limit {quota.per_day} for "
+            f"{mode.value} runs); the next is allowed at {_utc(free_at)}",
             retry_after_s=_seconds(free_at - now),
         )
     if last is not None and quota.min_interval_s and last + timedelta(seconds=quota.min_interval_s) > now:
@@ -55,7 +55,7 @@ def check_quotas(session: Session, comp: Competition, team_id: int, now: datetim
     flying = _in_flight(session, team_id, mode)
     if flying >= quota.max_in_flight:
         raise QuotaExceededError(
-            f"{flying} {mode.value} runs still in flight (limit {quota.max_in_flight}); "
+            f"{flying} runs still in flight (limit {quota.max_in_flight}) among your {mode.value} runs; "
             "submit again when one has finished",
             retry_after_s=IN_FLIGHT_RETRY_S,
         )

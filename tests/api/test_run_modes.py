@@ -44,7 +44,7 @@ def test_modes_have_their_own_quotas_and_intervals(client: TestClient, contest: 
     assert submit(client, contest, "alpha", "test").status_code == 202
     clock.advance(11)
     flying = submit(client, contest, "alpha", "test")  # two test runs are still queued
-    assert flying.status_code == 429 and "2 test runs still in flight" in flying.json()["detail"]
+    assert flying.status_code == 429 and "2 runs still in flight (limit 2) among your test runs" in flying.json()["detail"]
     me = client.get("/api/v1/me", headers=contest.auth("alpha")).json()
     assert me["quotas"]["test"]["used_24h"] == 2 and me["quotas"]["test"]["limit_24h"] == 200
     assert me["quotas"]["benchmark"]["used_24h"] == 1 and me["quotas"]["benchmark"]["limit_24h"] == 100
@@ -68,7 +68,7 @@ def test_organisers_set_each_modes_quota(client: TestClient, contest: Contest, c
     assert quotas["ranked"] == {"per_day": 5, "min_interval_s": 60, "max_in_flight": 2}
     assert submit(client, contest, "alpha", "test").status_code == 202
     spent = submit(client, contest, "alpha", "test")
-    assert spent.status_code == 429 and "daily quota of test runs spent" in spent.json()["detail"]
+    assert spent.status_code == 429 and "(limit 1 for test runs)" in spent.json()["detail"]
     ranked = client.patch(path, headers=contest.auth("admin"), json={"mode_quotas": {"ranked": {"per_day": 7}}})
     assert ranked.json()["quota_per_day"] == 7  # the ranked mode's quota is the competition's own
     bad = client.patch(path, headers=contest.auth("admin"), json={"mode_quotas": {"test": {"per_day": 0}}})
