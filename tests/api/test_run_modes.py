@@ -44,7 +44,8 @@ def test_modes_have_their_own_quotas_and_intervals(client: TestClient, contest: 
     assert submit(client, contest, "alpha", "test").status_code == 202
     clock.advance(11)
     flying = submit(client, contest, "alpha", "test")  # two test runs are still queued
-    assert flying.status_code == 429 and "2 runs still in flight (limit 2) among your test runs" in flying.json()["detail"]
+    assert flying.status_code == 429
+    assert "2 runs still in flight (limit 2) among your test runs" in flying.json()["detail"]
     me = client.get("/api/v1/me", headers=contest.auth("alpha")).json()
     assert me["quotas"]["test"]["used_24h"] == 2 and me["quotas"]["test"]["limit_24h"] == 200
     assert me["quotas"]["benchmark"]["used_24h"] == 1 and me["quotas"]["benchmark"]["limit_24h"] == 100
