@@ -53,7 +53,7 @@ class InProcessDispatcher:
         for run in self._orphans():
             log.info("run %s: left %s by an earlier server; judging it again", run.run_id,
                      "running" if run.claimed_by else "queued")
-            self._put(DEFAULT_PRIORITY, run.run_id, True)
+            self._put(run.priority, run.run_id, True)  # a test run left queued stays ahead
         self._thread.start()
 
     def stop(self, timeout_s: float = 5.0) -> None:

@@ -236,7 +236,7 @@ def stuck_runs(session: Session, *, now: datetime, queued_before: datetime | Non
     if queued_before is not None:
         stuck = stuck | ((Run.status == RunStatus.QUEUED) & (Run.queued_at < queued_before))
     rows = session.scalars(select(Run).where(stuck).order_by(Run.id))
-    return [StuckRun(r.id, r.queue, r.claimed_by, r.deadline, r.attempt) for r in rows]
+    return [StuckRun(r.id, r.queue, r.claimed_by, r.deadline, r.attempt, r.priority) for r in rows]
 
 
 def requeue_run(session: Session, *, run_id: int, now: datetime | None = None) -> RunDispatch | None:

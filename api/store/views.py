@@ -277,6 +277,7 @@ class StuckRun:
     claimed_by: str | None
     deadline: datetime | None
     attempt: int
+    priority: int = 6  # on its queue (api.store.modes.QueuePriority)
 
 
 @dataclass(frozen=True)
