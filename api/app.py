@@ -14,12 +14,13 @@ from datetime import datetime
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 
 from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
-from api.routes import admin_contest, admin_judging, boards, reviews, submissions
+from api.routes import admin_contest, admin_judging, boards, problems, reviews, submissions
 from api.settings import Settings
 from api.store import Database
 from api.store.types import utcnow
@@ -45,11 +46,15 @@ def create_app(
         if database is None:  # we built it, we close it
             db.dispose()
 
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI's and ReDoc's files served from the fastapi-offline package:
+    # FastAPI's own pages load them from a CDN and are blank on a contest network without internet.
+    app = FastAPIOffline(
         title="opjudge",
         summary="Judge and grading service for operator (kernel) optimisation contests",
         version="0.1.0",
         lifespan=lifespan,
+        favicon_url="/favicon.ico",
+        static_url="/docs/assets",
     )
     app.state.settings = settings
     app.state.database = db
@@ -57,7 +62,7 @@ def create_app(
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
     install_error_handlers(app)
-    for module in (submissions, boards, reviews, admin_contest, admin_judging):
+    for module in (submissions, boards, problems, reviews, admin_contest, admin_judging):
         app.include_router(module.router)
     if pages:
         _include_pages(app)

@@ -25,8 +25,9 @@ class DispatchUnavailable(JudgeError):
 
 
 class RunDispatcher(Protocol):
-    def enqueue(self, run_id: int, queue: str) -> None:
-        """Put the run on `queue`; raise DispatchUnavailable when the broker cannot take it."""
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
+        """Put the run on `queue` at `priority` (lower is taken first: api.store.QueuePriority);
+        raise DispatchUnavailable when the broker cannot take it."""
         ...
 
 
@@ -53,7 +54,7 @@ def dispatch_runs(
     report = DispatchReport()
     for index, run in enumerate(runs):
         try:
-            dispatcher.enqueue(run.run_id, run.queue)
+            dispatcher.enqueue(run.run_id, run.queue, priority=run.priority)
         except DispatchUnavailable as error:
             report.pending = [r.run_id for r in runs[index:]]
             report.reason = str(error) or "the broker is unavailable"

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from api.settings import Settings
 from judge.backends import Backend
 from judge.errors import SubmissionFormatError, UserFacingError
+from judge.modes import RunMode
 from judge.submission import check_content, check_name
 
 _MAX_FIELD_BYTES = 256  # problem and backend are short words
@@ -40,6 +41,7 @@ class UploadForm:
     backend: Backend
     files: list[tuple[str, bytes]]  # (checked name, content), in upload order
     csrf: str = ""  # the page form's token (the JSON API authenticates by header and has none)
+    mode: RunMode = RunMode.RANKED  # judging.md "Run modes"; an upload without the field is ranked
 
 
 def check_file_name(name: str) -> str:
@@ -169,6 +171,7 @@ def _form(parts: list[_Part]) -> UploadForm:
         raise UploadInvalidError(
             f"unknown backend {raw_backend!r}; backends: {', '.join(b.value for b in Backend)}"
         ) from None
+    mode = _mode(fields.get("mode", ""))
     files: list[tuple[str, bytes]] = []
     seen: set[str] = set()
     for part in parts:
@@ -183,4 +186,15 @@ def _form(parts: list[_Part]) -> UploadForm:
         files.append((name, _content(name, bytes(part.data))))
     if not files:
         raise UploadInvalidError("no source files: send one or more as 'files' fields")
-    return UploadForm(problem, backend, files, csrf=fields.get("csrf", ""))
+    return UploadForm(problem, backend, files, csrf=fields.get("csrf", ""), mode=mode)
+
+
+def _mode(raw: str) -> RunMode:
+    if not raw:
+        return RunMode.RANKED
+    try:
+        return RunMode(raw)
+    except ValueError:
+        raise UploadInvalidError(
+            f"unknown mode {raw!r}; modes: {', '.join(m.value for m in RunMode)}"
+        ) from None

@@ -31,6 +31,7 @@ class ErrorStats:
     mare: float  # max of the same ratio over the same elements; 0 when none
     within_mixed_tol: float  # share of elements with |X - G| <= atol + rtol * |G| (NaN/Inf count as out)
     max_abs_truth: float  # max |G|, for bounds that scale with the output's magnitude
+    first_nonfinite: int | None = None  # flat index of the first NaN or Inf element of X
 
     @property
     def finite(self) -> bool:
@@ -49,6 +50,7 @@ def error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: flo
     flat_g = truth.detach().reshape(-1)
     count = flat_x.numel()
     nan = inf = within = rel_count = 0
+    first_bad: int | None = None
     max_abs = rel_sum = rel_max = max_truth = 0.0
     for start in range(0, count, _CHUNK):
         xs = flat_x[start : start + _CHUNK].to(torch.float64)
@@ -58,6 +60,8 @@ def error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: flo
         nan += int(nan_mask.sum())
         inf += int(inf_mask.sum())
         finite = ~(nan_mask | inf_mask)
+        if first_bad is None and not bool(finite.all()):
+            first_bad = start + int((~finite).nonzero()[0, 0])
         abs_g = gs.abs()
         max_truth = max(max_truth, float(abs_g.max()) if abs_g.numel() else 0.0)
         err = (xs - gs).abs()
@@ -83,17 +87,27 @@ def error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: flo
         mare=rel_max,
         within_mixed_tol=within / count if count else 1.0,
         max_abs_truth=max_truth,
+        first_nonfinite=first_bad,
     )
 
 
-def nonfinite_reason(nan: int, inf: int) -> str:
-    """Plain words for NaN/Inf counts, e.g. "3 NaN values" or "1 NaN value and 2 Inf values"."""
+NAN_FILL_NOTE = "the judge fills every output with NaN before each call: an element never written stays NaN"
+
+
+def nonfinite_reason(nan: int, inf: int, *, first: int | None = None, count: int | None = None) -> str:
+    """Plain words for NaN/Inf counts, e.g. "3 NaN values" or "1 NaN value and 2 Inf values"; with
+    `first`, where the first one is, and for NaN the reminder that unwritten elements stay NaN."""
     parts = []
     if nan:
         parts.append(f"{nan} NaN value{'s' if nan != 1 else ''}")
     if inf:
         parts.append(f"{inf} Inf value{'s' if inf != 1 else ''}")
-    return " and ".join(parts)
+    text = " and ".join(parts)
+    if first is not None:
+        text += f" (the first at element {first}" + (f" of {count})" if count is not None else ")")
+    if nan and first is not None:
+        text += f"; {NAN_FILL_NOTE}"
+    return text
 
 
 def fmt(value: float) -> str:

@@ -23,6 +23,7 @@ from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import UserFacingError
 from judge.host import HostConfig
+from judge.modes import RunMode
 from judge.problem import list_problems, load_problem
 from judge.report import print_report
 from judge.submission import read_sources
@@ -59,6 +60,7 @@ def judge_command(
     problem: Annotated[str, typer.Option(help="problem slug, see `opjudge problems`")],
     backend: Annotated[str, typer.Option(help="cpu, cuda or npu")] = "cpu",
     cases: Annotated[str, typer.Option(help="tests, benchmarks, private or all")] = "all",
+    mode: Annotated[str, typer.Option(help="test, benchmark or ranked: narrows --cases like the service")] = "ranked",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     sandbox: Annotated[str, typer.Option(envvar=SANDBOX_ENV, help="strict, auto or off")] = "auto",
     secret: Annotated[str, typer.Option(envvar="OPJUDGE_JUDGE_SECRET", help="mixed into case seeds")] = "",
@@ -67,6 +69,8 @@ def judge_command(
     """Judge FILES as a submission to PROBLEM on BACKEND and print the report."""
     if cases not in CASE_CHOICES:
         raise usage_error(f"--cases must be one of {', '.join(CASE_CHOICES)}, not {cases!r}")
+    if mode not in RunMode.__members__.values():
+        raise usage_error(f"--mode must be one of {', '.join(m.value for m in RunMode)}, not {mode!r}")
     if sandbox not in ("strict", "auto", "off"):
         raise usage_error(f"--sandbox must be strict, auto or off, not {sandbox!r}")
     try:
@@ -81,7 +85,7 @@ def judge_command(
     except UserFacingError as exc:
         raise usage_error(str(exc)) from None
     request = JudgeRequest(problem=loaded, backend=chosen_backend, sources=sources,
-                           case_sets=CASE_CHOICES[cases],
+                           case_sets=CASE_CHOICES[cases], mode=RunMode(mode),
                            secret=secret.encode() if secret else secrets.token_bytes(32))
     with tempfile.TemporaryDirectory(prefix="opjudge-") as work:
         host = host_config(backend=chosen_backend, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(work))

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from judge.backends import Backend, CaseSet, Stage
 from judge.host import HostConfig
+from judge.modes import RunMode
 from judge.problem import Problem
 from judge.results import JudgeResult
 from judge.toolchains.base import SourceFile
@@ -39,6 +40,12 @@ class JudgeRequest:
     sources: list[SourceFile]
     case_sets: tuple[CaseSet, ...] = (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)
     secret: bytes = b""  # mixed into every case seed; never reaches the runner child's environment
+    mode: RunMode = RunMode.RANKED  # narrows `case_sets` to the mode's (judge/modes.py)
+
+    @property
+    def judged_sets(self) -> tuple[CaseSet, ...]:
+        """The case sets this run judges: those asked for that the mode allows."""
+        return self.mode.select(self.case_sets)
 
 
 def judge_submission(

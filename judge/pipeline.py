@@ -48,7 +48,8 @@ CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer fo
 
 def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter) -> JudgeResult:
     track = get_track(request.backend)
-    result = JudgeResult(verdict=Verdict.AC, problem=request.problem.slug, backend=request.backend, message="")
+    result = JudgeResult(verdict=Verdict.AC, problem=request.problem.slug, backend=request.backend, message="",
+                         mode=request.mode)
     workdir = host.work_root / f"run-{uuid.uuid4().hex[:12]}"
     workdir.mkdir(parents=True)
     try:
@@ -88,7 +89,7 @@ def _make_sandbox(host: HostConfig) -> Sandbox:
 def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox, built: BuiltKernels,
                workdir: Path, reporter: Reporter, result: JudgeResult) -> None:
     problem, limits = request.problem, host.limits
-    cases = problem.cases_for(request.backend, list(request.case_sets))
+    cases = problem.cases_for(request.backend, list(request.judged_sets))
     if track.deterministic_generation:  # the child does the same: both make every input
         torch.use_deterministic_algorithms(True, warn_only=True)
     checker = OracleChecker(problem, _oracle_cache(host), generation_device=track.generation_device,

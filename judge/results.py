@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.backends import Backend, CaseSet, Isolation
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
@@ -93,6 +94,7 @@ class JudgeResult:
     stage_times_s: dict[str, float] = field(default_factory=dict)  # build, oracle, correctness, timing
     host: dict[str, str] = field(default_factory=dict)  # host, device, toolchain and driver versions
     kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
+    mode: RunMode = RunMode.RANKED  # which sets were judged (judge/modes.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `opjudge judge --json` and of the API's run results."""
@@ -130,4 +132,5 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         stage_times_s=data.get("stage_times_s", {}),
         host=data.get("host", {}),
         kernel_output=data.get("kernel_output", ""),
+        mode=RunMode(data.get("mode", RunMode.RANKED.value)),
     )

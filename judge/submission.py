@@ -32,13 +32,24 @@ def check_name(name: str) -> str:
 
 
 def check_content(name: str, content: bytes) -> bytes:
-    """The content unchanged, or SubmissionFormatError for an empty file.
+    """The content unchanged, or SubmissionFormatError for an empty or a binary file.
 
-    An empty file is in practice a mistake (the wrong file, an unsaved editor buffer): judged,
-    it would only fail to compile and spend one of the team's submissions.
+    Both are in practice mistakes (the wrong file, an unsaved editor buffer, an object file or
+    archive named .cpp): judged, they would only fail and spend one of the team's submissions
+    (a binary one would be refused as SV by the source check, wiping the team's standing).
+    Sources are text: UTF-8 (ASCII is UTF-8) without NUL bytes.
     """
     if not content:
         raise SubmissionFormatError(f"file {name!r} is empty (0 bytes); check that it is the right file, saved")
+    if b"\0" in content:
+        at = content.index(b"\0")
+        raise SubmissionFormatError(f"file {name!r} is binary (a NUL byte at offset {at}), not source text; "
+                                    "upload the source file, not a built object or an archive")  # fmt: skip
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SubmissionFormatError(f"file {name!r} is not UTF-8 text (an invalid byte at offset {error.start}); "
+                                    "save the source as UTF-8") from None  # fmt: skip
     return content
 
 

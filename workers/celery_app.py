@@ -61,6 +61,8 @@ def make_celery(
         "visibility_timeout": settings.visibility_timeout_s,
         "socket_connect_timeout": timeout,
         "socket_timeout": max(timeout, 10.0),
+        # One Redis list per priority step; BRPOP reads them in this order (api.store.QueuePriority).
+        "priority_steps": [0, 3, 6, 9],
     }
     if publisher:
         transport["max_retries"] = 0  # kombu: fail on the first refused connect instead of retrying
@@ -134,10 +136,14 @@ class CeleryDispatcher:
     def __init__(self, app: Celery) -> None:
         self._app = app
 
-    def enqueue(self, run_id: int, queue: str) -> None:
-        """Publish once, with the short connect timeout; DispatchUnavailable when the broker is down."""
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
+        """Publish once, with the short connect timeout; DispatchUnavailable when the broker is down.
+
+        `priority` uses kombu's Redis priorities: the worker takes 0 before 3, 6 and 9 (test
+        runs before ranked ones, api.store.QueuePriority); within one priority, oldest first.
+        """
         try:
-            self._app.send_task(JUDGE_TASK, kwargs={"run_id": run_id}, queue=queue, retry=False)
+            self._app.send_task(JUDGE_TASK, kwargs={"run_id": run_id}, queue=queue, priority=priority, retry=False)
         except BROKER_ERRORS as exc:
             raise DispatchUnavailable(f"the broker is unavailable ({type(exc).__name__}: {exc})") from exc
 

@@ -26,6 +26,8 @@ def serve_command(
     worker: Annotated[bool, typer.Option("--worker", help="with Redis, also start a judge.cpu worker")] = False,
     judge_baselines: Annotated[bool, typer.Option(
         "--judge-baselines", help="with --seed-demo: demo teams submit the CPU baselines, judged at once")] = False,
+    new_demo_tokens: Annotated[bool, typer.Option(
+        "--new-demo-tokens", help="with --seed-demo on an existing demo: revoke its tokens, print new ones")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning")] = "info",
 ) -> None:
     """Serve the API (migrations run first). Without OPJUDGE_BROKER_URL, runs are judged in this process."""
@@ -37,7 +39,7 @@ def serve_command(
     except ValidationError as exc:
         raise _config_error(exc) from None
     serve(settings, host=host, port=port, demo=seed_demo, worker=worker, log_level=log_level,
-          judge_baselines=judge_baselines)
+          judge_baselines=judge_baselines, new_demo_tokens=new_demo_tokens)
 
 
 def worker_command(

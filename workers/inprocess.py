@@ -9,6 +9,7 @@ earlier server: with one embedded server, nobody else can hold them.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
@@ -22,6 +23,7 @@ from workers.tasks import Outcome, StoreUnavailableError, judge_run
 log = logging.getLogger("opjudge.worker")
 
 STORE_RETRY_DELAY_S = 30.0
+DEFAULT_PRIORITY = 6  # api.store.QueuePriority.RANKED
 _STOP = -1
 
 
@@ -30,22 +32,28 @@ class InProcessDispatcher:
 
     def __init__(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
-        self._queue: queue.Queue[tuple[int, bool]] = queue.Queue()
+        # (priority, arrival, run id, take over): lower priority first (api.store.QueuePriority), then oldest.
+        self._queue: queue.PriorityQueue[tuple[int, int, int, bool]] = queue.PriorityQueue()
+        self._arrivals = itertools.count()
         self._thread = threading.Thread(target=self._loop, name="opjudge-inprocess-worker", daemon=True)
         self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
 
-    def enqueue(self, run_id: int, queue: str) -> None:
-        """Take the run (every queue: the embedded server is the only worker there is)."""
-        self._queue.put((run_id, False))
+    def enqueue(self, run_id: int, queue: str, priority: int = DEFAULT_PRIORITY) -> None:
+        """Take the run (every queue: the embedded server is the only worker there is); a test
+        run queued after ranked ones is judged before them."""
+        self._put(priority, run_id, False)
+
+    def _put(self, priority: int, run_id: int, take_over: bool) -> None:
+        self._queue.put((priority, next(self._arrivals), run_id, take_over))
 
     def start(self) -> None:
         """Take back orphaned runs, then start judging."""
         for run in self._orphans():
             log.info("run %s: left %s by an earlier server; judging it again", run.run_id,
                      "running" if run.claimed_by else "queued")
-            self._queue.put((run.run_id, True))
+            self._put(run.priority, run.run_id, True)  # a test run left queued stays ahead
         self._thread.start()
 
     def stop(self, timeout_s: float = 5.0) -> None:
@@ -54,7 +62,7 @@ class InProcessDispatcher:
         with self._lock:
             for timer in self._timers:
                 timer.cancel()
-        self._queue.put((_STOP, False))
+        self._queue.put((_STOP, -1, _STOP, False))  # ahead of everything waiting
         self._thread.join(timeout_s)
 
     def idle(self) -> bool:
@@ -69,30 +77,30 @@ class InProcessDispatcher:
 
     def _loop(self) -> None:
         while True:
-            run_id, take_over = self._queue.get()
+            priority, _, run_id, take_over = self._queue.get()
             if run_id == _STOP:
                 return
             try:
                 outcome = judge_run(self._ctx, run_id, take_over=take_over)
             except StoreUnavailableError as exc:
                 log.warning("run %s: %s; trying again in %.0f s", run_id, exc, STORE_RETRY_DELAY_S)
-                self._later(STORE_RETRY_DELAY_S, run_id, take_over or exc.held)
+                self._later(STORE_RETRY_DELAY_S, priority, run_id, take_over or exc.held)
                 continue
             except Exception:  # the judging thread must survive anything one run does
                 log.exception("run %s: the in-process worker failed", run_id)
                 continue
             if outcome.outcome is Outcome.RETRY:
-                self._later(outcome.retry_in_s or 0.0, run_id, False)
+                self._later(outcome.retry_in_s or 0.0, priority, run_id, False)
                 try:
                     with self._ctx.db.session() as session:
                         mark_queued(session, run_id=run_id)
                 except Exception:  # left pending: the reaper hands it out again
                     log.exception("run %s: could not mark the retry queued", run_id)
 
-    def _later(self, delay_s: float, run_id: int, take_over: bool) -> None:
+    def _later(self, delay_s: float, priority: int, run_id: int, take_over: bool) -> None:
         if self._stopped.is_set():
             return
-        timer = threading.Timer(delay_s, self._queue.put, args=((run_id, take_over),))
+        timer = threading.Timer(delay_s, self._put, args=(priority, run_id, take_over))
         timer.daemon = True
         with self._lock:
             self._timers = [t for t in self._timers if t.is_alive()] + [timer]

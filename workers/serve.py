@@ -44,7 +44,7 @@ def serve_settings() -> WorkerSettings:
 
 
 def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker: bool, log_level: str,
-          judge_baselines: bool = False) -> None:
+          judge_baselines: bool = False, new_demo_tokens: bool = False) -> None:
     """Run the API until interrupted (blocks)."""
     import uvicorn
 
@@ -52,9 +52,9 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
 
     upgrade_database(settings)
     if demo:
-        seed = _seed(settings)
-        print_demo(seed)
-        if judge_baselines:
+        seed = _seed(settings, reissue=new_demo_tokens)
+        print_demo(seed, baselines=judge_baselines)
+        if judge_baselines and not seed.kept:
             _submit_baselines(settings, seed)
     embedded = settings.broker_url.startswith("memory://")
     monitor_ctx = WorkerContext(settings)
@@ -91,19 +91,26 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
         monitor_ctx.close()
 
 
-def print_demo(seed: DemoSeed) -> None:
-    """The demo tokens, printed once: the store keeps only their HMAC."""
+def print_demo(seed: DemoSeed, *, baselines: bool = False) -> None:
+    """The demo tokens, printed once: the store keeps only their HMAC. A kept demo prints none."""
+    if seed.kept:
+        print(f"demo competition {seed.competition!r} exists: its tokens are unchanged (printed when it was "
+              "created); lost them? restart with --new-demo-tokens (the old ones are revoked, audited)", flush=True)
+        return
     lines = [f"demo competition {seed.competition!r}; tokens (shown once, keep them):"]
     lines += [f"  team {name:<10} {token}" for name, token in seed.team_tokens.items()]
     lines += [f"  reviewer   {seed.reviewer_token}", f"  admin      {seed.admin_token}"]
+    if baselines:
+        lines.append("  (alpha and bravo have just submitted the CPU baselines: their next ranked submission is "
+                     "allowed after the minimum interval; charlie can submit at once)")
     print("\n".join(lines), flush=True)
 
 
-def _seed(settings: WorkerSettings) -> DemoSeed:
+def _seed(settings: WorkerSettings, *, reissue: bool = False) -> DemoSeed:
     db = Database(settings)
     try:
         with db.session() as session:
-            return seed_demo(session, settings)
+            return seed_demo(session, settings, reissue=reissue)
     finally:
         db.dispose()
 

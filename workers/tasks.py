@@ -162,6 +162,7 @@ def _judge(ctx: WorkerContext, claimed: ClaimedRun) -> JudgeResult:
         case_sets=run_case_sets(ctx, claimed),
         # judging.md: seeds mix a secret the submission cannot predict; the salt makes each run's differ.
         secret=settings.secret + claimed.seed_salt,
+        mode=claimed.mode,  # test: tests only; benchmark: no private cases (judge/modes.py)
     )
     host = ctx.host_config(claimed.backend)
     return judge_submission(request, host=host, reporter=StoreReporter(ctx, claimed.run_id))

@@ -45,15 +45,16 @@ class OpjudgeClient:
         """The calling team, its competition and its quota."""
         return self._json("GET", "/api/v1/me")
 
-    def submit(self, files: list[Path], *, problem: str, backend: str) -> dict[str, Any]:
-        """Upload source files; the answer names the submission and its status URL (202)."""
+    def submit(self, files: list[Path], *, problem: str, backend: str, mode: str = "ranked") -> dict[str, Any]:
+        """Upload source files in a run mode; the answer names the submission and its status URL (202)."""
         parts = []
         for path in files:
             try:
                 parts.append(("files", (path.name, path.read_bytes(), "text/plain")))
             except OSError as error:
                 raise ClientError(f"cannot read {path}: {error.strerror or error}") from None
-        return self._json("POST", "/api/v1/submissions", data={"problem": problem, "backend": backend}, files=parts)
+        return self._json("POST", "/api/v1/submissions", data={"problem": problem, "backend": backend, "mode": mode},
+                          files=parts)  # fmt: skip
 
     def submission(self, submission_id: int) -> dict[str, Any]:
         """A submission with its runs and per-case results."""
@@ -62,6 +63,14 @@ class OpjudgeClient:
     def submissions(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """The team's latest submissions, newest first."""
         return self._json("GET", "/api/v1/submissions", params={"limit": limit})  # type: ignore[return-value]
+
+    def problems(self) -> list[dict[str, Any]]:
+        """The problems of the caller's competition (or of every competition, without a team token)."""
+        return self._json("GET", "/api/v1/problems")  # type: ignore[no-any-return]
+
+    def problem(self, slug: str) -> dict[str, Any]:
+        """One problem: statement per backend, header, public cases, rules."""
+        return self._json("GET", f"/api/v1/problems/{slug}")  # type: ignore[no-any-return]
 
     def leaderboard(self, competition: str, *, final: bool = False) -> dict[str, Any]:
         """The competition's board as this token sees it (own row live while frozen)."""

@@ -6,6 +6,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.spinner import Spinner
 from rich.table import Table
@@ -68,12 +69,23 @@ def progress(detail: dict[str, Any]) -> RenderableType:
     return Group(head, table)
 
 
+def queue_line(place: dict[str, Any]) -> str:
+    """Where a waiting run stands, and the estimate of its wait."""
+    line = f"queue {place['queue']}: number {place['position']} ({place['ahead']} ahead, "
+    line += f"{place['running']} being judged)"
+    wait = place.get("estimated_wait_s")
+    if wait is not None:
+        line += f", about {wait / 60:.1f} min" if wait >= 90 else f", about {wait:.0f} s"
+        line += " from recent judge times"
+    return line
+
+
 def step_line(step: Step) -> str:
     """One line per step reached, for output that is not a terminal (logs, CI)."""
     return f"  {step.label.lower()}" + (f" at {step.at.astimezone():%H:%M:%S}" if step.at else "")
 
 
-def verdict_view(detail: dict[str, Any]) -> RenderableType:
+def verdict_view(detail: dict[str, Any], *, width: int = 120) -> RenderableType:
     """The verdict in words, the reason, the policy findings, the compiler log when it failed, the cases."""
     run = shown_run(detail)
     if run is None or not run.get("verdict"):
@@ -93,33 +105,49 @@ def verdict_view(detail: dict[str, Any]) -> RenderableType:
     if run.get("compile_log") and verdict in ("CE", "SV", "TLE") and not run.get("cases"):
         parts += [Text("compiler log:", style="bold"), Text(run["compile_log"][-8000:])]
     if run.get("cases"):
-        parts.append(case_table(run["cases"]))
+        parts.append(case_table(run["cases"], width=width))
     if run.get("score") is not None:
         parts.append(Text.assemble("score against the baseline: ", (f"{run['score']:.2f}", "bold")))
     return Group(*parts)
 
 
-def case_table(cases: list[dict[str, Any]]) -> Table:
-    """Per case: set, pass, each output's max error and MERE against the allowance, time, ratio, GFLOP/s."""
-    table = Table(title="cases", title_justify="left", header_style="bold")
-    for column in ("case", "set", "pass", "max err / allowed", "MERE / allowed", "median", "vs base", "GFLOP/s"):
-        table.add_column(column, justify="left" if column in ("case", "set", "pass") else "right")
+def compact_table(title: str | None = None) -> Table:
+    """A table that fits 80 columns: rules under the header only, one space between columns."""
+    return Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
+                 pad_edge=False)  # fmt: skip
+
+
+_SET_SHORT = {"tests": "test", "benchmarks": "bench", "private": "priv"}
+
+
+def case_table(cases: list[dict[str, Any]], *, width: int = 120) -> RenderableType:
+    """Per case: set, pass, each output's max error (and MERE, when `width` allows) against the
+    allowance, time, ratio, GFLOP/s; failing cases' messages under the table, so columns stay narrow."""
+    wide = width >= 110
+    table = compact_table("cases")
+    columns = ["case", "set", "pass", "max err/allowed", *(["MERE/allowed"] if wide else []), "median", "vs base",
+               *(["GFLOP/s"] if wide else [])]  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("case", "set", "pass") else "right",
+                         no_wrap=column != "case", overflow="fold")  # fmt: skip
+    notes: list[RenderableType] = []
     for case in cases:
         passed = Text("pass", style="green") if case["passed"] else Text(case["verdict"], style="bold red")
+        short = _SET_SHORT.get(case["case_set"], case["case_set"])
         if case.get("redacted"):
-            table.add_row(case["name"], case["case_set"], passed, "private: pass/fail only", "", "", "", "")
+            table.add_row(case["name"], short, passed, "private: pass/fail only", *([""] * (len(columns) - 4)))
             continue
         errors = case.get("errors") or {}
-        name = Text(case["name"])
         if not case["passed"] and case.get("message"):
-            name.append(f"\n{case['message']}", style="red")
-        table.add_row(
-            name, case["case_set"], passed,
-            _errors(errors, "max_abs_err", "allowed_abs_err"), _errors(errors, "mere", "allowed_mere"),
-            _ms(case.get("median_ns")), "-" if case.get("ratio") is None else f"{case['ratio']:.3f}x",
-            "-" if case.get("gflops") is None else f"{case['gflops']:.3g}",
-        )  # fmt: skip
-    return table
+            notes.append(Text.assemble((f"{case['name']}: ", "bold red"), case["message"]))
+        cells: list[RenderableType] = [case["name"], short, passed, _errors(errors, "max_abs_err", "allowed_abs_err")]
+        if wide:
+            cells.append(_errors(errors, "mere", "allowed_mere"))
+        cells += [_ms(case.get("median_ns")), "-" if case.get("ratio") is None else f"{case['ratio']:.3f}x"]
+        if wide:
+            cells.append("-" if case.get("gflops") is None else f"{case['gflops']:.3g}")
+        table.add_row(*cells)
+    return Group(table, *notes) if notes else table
 
 
 def board_table(board: dict[str, Any]) -> Table:
@@ -128,7 +156,7 @@ def board_table(board: dict[str, Any]) -> Table:
     title = f"{board['title']}: {'final ranking' if final else 'leaderboard'}"
     if board.get("frozen"):
         title += f" (frozen at {_hhmm(board.get('frozen_at'))}; your own row still updates)"
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = compact_table(title)
     columns = ["#", "team", "online" if final else "score"] + (["reviewers", "final"] if final else [])
     for column in columns + ["latest", "submitted"]:
         table.add_column(column, justify="right" if column not in ("team", "latest") else "left")
@@ -159,7 +187,7 @@ def _errors(errors: dict[str, Any], value_key: str, allowed_key: str) -> Text:
     for i, (output, check) in enumerate(errors.items()):
         value, allowed = check.get(value_key), check.get(allowed_key)
         nan = isinstance(value, float) and math.isnan(value)
-        bad = value is None or nan or (allowed is not None and value > allowed)
+        bad = value is None or nan or check.get("passed") is False or (allowed is not None and value > allowed)
         text.append(("\n" if i else "") + f"{output} ")
         text.append(_sci(value), style="bold red" if bad else "green")
         text.append(f" / {_sci(allowed)}")
@@ -171,7 +199,9 @@ def _sci(value: Any) -> str:
         return "-"
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return str(value)
-    return "0" if value == 0 else f"{value:.3g}"
+    if value == 0:
+        return "0"
+    return f"{value:.3g}" if 1e-2 <= abs(value) < 1e4 else f"{value:.1e}"
 
 
 def _ms(ns: float | None) -> str:

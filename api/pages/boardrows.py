@@ -24,9 +24,14 @@ def row_html(cached: CachedBoard, board: Leaderboard, rows: Sequence[Leaderboard
              groups: Sequence[Any]) -> list[Markup]:  # fmt: skip
     """The HTML of each row, in order; `board` is `cached.board` or a viewer's view of it."""
 
+    shown = [f"{r.online_score if not board.final else r.final_score or 0:.2f}" for r in rows if r.rank]
+    tied_scores = {score for score in shown if shown.count(score) > 1}
+
     def render(row: LeaderboardRow, name: str) -> Markup:
+        score = f"{row.online_score if not board.final else row.final_score or 0:.2f}"
+        tied = bool(row.rank) and score in tied_scores  # equal as shown: the earlier ranked submission goes first
         return Markup(render_fragment("_board_row.html", row=row, key=name, signature=signature(row), board=board,
-                                      groups=groups))  # fmt: skip
+                                      groups=groups, tied=tied))  # fmt: skip
 
     rendered = []
     for row in rows:

@@ -74,6 +74,8 @@ def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak
     xs = [p.intensity for p in points]
     ys = [p.gflops for p in points] + ([peak_gflops] if peak_gflops else [])
     roof_bw = peak_gbps or measured_gbps
+    if peak_gflops and roof_bw:
+        xs.append(peak_gflops / roof_bw)  # the ridge point: both roofs and their corner stay inside the plot
     x = _LogScale(min(xs) / 4, max(xs) * 4, LEFT, WIDTH - RIGHT)
     y = _LogScale(min(ys) / 4, max(ys) * 2, HEIGHT - BOTTOM, TOP)
     body = _axes(x, y, "arithmetic intensity (FLOP/byte)", "GFLOP/s")
@@ -95,15 +97,34 @@ def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak
                     f'x2="{x(x1):.1f}" y2="{y(peak_gflops):.1f}"/>')  # fmt: skip
         body.append(f'<text x="{WIDTH - RIGHT - 4}" y="{y(peak_gflops) - 6:.1f}" text-anchor="end">'
                     f'peak {_num(peak_gflops)} GFLOP/s</text>')  # fmt: skip
+    label_ys = spread_labels([y(p.gflops) + 4 for p in points], low=TOP + 10, high=HEIGHT - BOTTOM - 2)
     for i, p in enumerate(points):
         px, py = x(p.intensity), y(p.gflops)
         share = f", {100 * p.gflops / peak_gflops:.2g}% of peak" if peak_gflops else ""
         tip = f"{p.label}: {p.gflops:.3g} GFLOP/s at {p.intensity:.3g} FLOP/byte{share}"
         body.append(f'<circle class="pt{" alt" if i % 2 else ""}" cx="{px:.1f}" cy="{py:.1f}" r="5">'
                     f'<title>{escape(tip)}</title></circle>')  # fmt: skip
-        body.append(f'<text class="lbl" x="{px + 8:.1f}" y="{py + (4 if i % 2 == 0 else 14):.1f}">'
-                    f'{escape(p.label)}</text>')  # fmt: skip
+        # Labels right of the point, or left of it in the right half, so none runs off the plot.
+        right = px < (LEFT + WIDTH - RIGHT) / 2
+        anchor = "start" if right else "end"
+        body.append(f'<text class="lbl" x="{px + 8 if right else px - 8:.1f}" y="{label_ys[i]:.1f}" '
+                    f'text-anchor="{anchor}">{escape(p.label)}</text>')  # fmt: skip
     return _svg(body, "roofline: achieved GFLOP/s per case against the device's roofs")
+
+
+def spread_labels(ys: list[float], *, low: float, high: float, gap: float = 13.0) -> list[float]:
+    """Label baselines near `ys`, at least `gap` apart and within [low, high], in the input's order."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    placed: dict[int, float] = {}
+    last = low - gap
+    for i in order:
+        placed[i] = max(ys[i], last + gap, low)
+        last = placed[i]
+    overflow = last - high
+    if overflow > 0:  # pushed past the bottom: shift the stack up, keeping the gaps
+        for i in order:
+            placed[i] = max(low, placed[i] - overflow)
+    return [placed[i] for i in range(len(ys))]
 
 
 def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) -> Markup:

@@ -58,7 +58,8 @@ def timeline_fragment(submission_id: SubmissionId, session: SessionDep, viewer: 
     detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
     live = live_run(detail)
     return html_response(render_fragment("_timeline.html", submission=detail.submission, run=live,
-                                         steps=timeline(live), live=_in_flight(live)))  # fmt: skip
+                                         steps=timeline(live), live=_in_flight(live),
+                                         queue=detail.queue))  # fmt: skip
 
 
 def readable_detail(session: Session, *, submission_id: int, viewer: Principal) -> SubmissionDetail:
@@ -112,6 +113,7 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
         "live": live,
         "live_in_flight": _in_flight(live),
         "steps": timeline(live),
+        "queue": detail.queue,
         "failing": [c for c in shown.cases if not c.passed] if shown else [],
         "roofline": _roofline(shown, info, submission.backend),
         "history": history_svg([
@@ -119,10 +121,22 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
             for s in reversed(history) if s.verdict is not None  # judged ones only
         ]),  # fmt: skip
         "sources": [(name, content.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]) for name, content in sources],
+        **kernel_output_view(shown.kernel_output if shown else ""),
         "is_admin": viewer.role is Role.ADMIN,
         "is_owner": viewer.team_id == submission.team_id,
         "now": now,
     }
+
+
+WITHHELD_MARK = "[output written from the first private case on is not shown]"  # judge/runner/session.py
+
+
+def kernel_output_view(text: str) -> dict[str, Any]:
+    """What the kernel printed, without the judge's note that output from the first private case on
+    is withheld; `kernel_withheld` says the note was there (a kernel that printed nothing shows no box)."""
+    withheld = text.rstrip().endswith(WITHHELD_MARK)
+    printed = text.rstrip()[: -len(WITHHELD_MARK)].removesuffix("\n") if withheld else text
+    return {"kernel_printed": printed if printed.strip() else "", "kernel_withheld": withheld}
 
 
 def _roofline(run: RunView | None, info: dict[str, Any], backend: Any) -> dict[str, Any] | None:

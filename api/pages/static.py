@@ -10,9 +10,17 @@ from fastapi.responses import FileResponse
 from api.store import NotFoundError
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
-_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml", ".png": "image/png"}
+_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml", ".png": "image/png",
+          ".ico": "image/x-icon"}
 
 router = APIRouter(include_in_schema=False)
+
+
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """The site's icon (browsers ask for it on every site)."""
+    return FileResponse(STATIC_DIR / "favicon.ico", media_type="image/x-icon",
+                        headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
 
 
 @router.get("/static/{name}")

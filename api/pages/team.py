@@ -8,6 +8,7 @@ token must be checked before any of it is read.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -19,20 +20,21 @@ from api.dispatch import dispatch_runs, queue_for
 from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import error_page, render
+from api.settings import Settings
 from api.store import (
     PermissionDeniedError,
     Principal,
     Role,
-    RunDispatch,
     Session,
     StoreError,
     create_submission,
     get_competition,
     list_submissions,
-    team_quota,
+    team_quotas,
 )
 from api.uploads import UploadForm, read_upload
 from judge.errors import UserFacingError
+from judge.modes import RunMode
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -47,9 +49,10 @@ TeamViewer = Annotated[Principal, Depends(team_viewer)]
 
 
 @router.get("/team")
-def team_page(request: Request, session: SessionDep, viewer: TeamViewer, now: NowDep) -> Response:
+def team_page(request: Request, session: SessionDep, settings: SettingsDep, viewer: TeamViewer,
+              now: NowDep) -> Response:  # fmt: skip
     """The team's submissions and quota, and the upload form."""
-    return render(request, "team.html", **team_context(session, viewer, now=now, error=None))
+    return render(request, "team.html", **team_context(session, viewer, now=now, error=None, limits=settings))
 
 
 async def page_upload(request: Request, settings: SettingsDep, viewer: TeamViewer) -> UploadForm | UserFacingError:
@@ -83,36 +86,47 @@ def submit(
         try:
             created = create_submission(
                 session, team_id=viewer.team_id, problem=upload.problem, backend=upload.backend, files=upload.files,
-                queue=queue_for(upload.backend, settings), now=now,
+                queue=queue_for(upload.backend, settings), now=now, mode=upload.mode,
             )  # fmt: skip
         except StoreError as refused:
             error = refused
         else:
-            dispatch_runs(session, dispatcher, [RunDispatch(created.run_id, created.queue)], now=now)
+            dispatch_runs(session, dispatcher, [created.dispatch], now=now)
             return RedirectResponse(f"/s/{created.submission_id}", status_code=303)
     assert error is not None
     session.rollback()
     failed = error_page(request, error)  # for its status code and Retry-After
     page = render(request, "team.html", status_code=failed.status_code,
-                  **team_context(session, viewer, now=now, error=str(error)))  # fmt: skip
+                  **team_context(session, viewer, now=now, error=str(error), limits=settings,
+                                 chosen=upload if isinstance(upload, UploadForm) else None))  # fmt: skip
     if "Retry-After" in failed.headers:
         page.headers["Retry-After"] = failed.headers["Retry-After"]
     return page
 
 
-def team_context(session: Session, viewer: Principal, *, now: datetime, error: str | None) -> dict[str, Any]:
+def team_context(session: Session, viewer: Principal, *, now: datetime, error: str | None,
+                 limits: Settings, chosen: UploadForm | None = None) -> dict[str, Any]:
+    """What team.html shows; `chosen` keeps the form's choices after a refused upload."""
     assert viewer.team_id is not None and viewer.competition_slug is not None
     competition = get_competition(session, slug=viewer.competition_slug)
-    quota = team_quota(session, team_id=viewer.team_id, now=now)
+    quotas = team_quotas(session, team_id=viewer.team_id, now=now)
     submissions = list_submissions(session, team_id=viewer.team_id, limit=100)
-    wait_s = max(0, int((quota.next_allowed_at - now).total_seconds())) if quota.next_allowed_at else 0
+    waits = {mode.value: _wait_s(q.next_allowed_at, now) for mode, q in quotas.items()}
     return {
         "competition": competition,
         "backends": sorted({b.value for p in competition.problems for b in p.backends}),
-        "quota": quota,
-        "wait_s": wait_s,
+        "quota": quotas[RunMode.RANKED],
+        "quotas": quotas,
+        "waits": waits,
+        "wait_s": waits[RunMode.RANKED.value],
+        "chosen": chosen,
+        "limits": limits,
         "open": competition.starts_at <= now < competition.ends_at,
         "submissions": submissions,
         "error": error,
         "now": now,
     }
+
+
+def _wait_s(next_allowed_at: datetime | None, now: datetime) -> int:
+    return max(0, math.ceil((next_allowed_at - now).total_seconds())) if next_allowed_at else 0

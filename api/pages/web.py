@@ -48,6 +48,14 @@ VERDICT_WORDS = {
 }
 
 
+# What each run mode judged (judging.md "Run modes"), for the report and the team page.
+MODE_WORDS = {
+    "test": "source check, build and correctness on the tests only; nothing timed",
+    "benchmark": "tests, and the benchmarks timed against the baseline; no private cases",
+    "ranked": "every case set judged; counts on the board",
+}
+
+
 @cache
 def environment() -> Environment:
     """The pages' Jinja2 environment (built once, on first use)."""
@@ -62,7 +70,7 @@ def environment() -> Environment:
         score=fmt_score, ms=fmt_ms, ratio=fmt_ratio, rate=fmt_rate, sci=fmt_sci, iso=fmt_iso, hhmm=fmt_hhmm,
         when=fmt_when, heat_hue=heat_hue, size=fmt_size,
     )  # fmt: skip
-    env.globals.update(VERDICT_WORDS=VERDICT_WORDS, RunStatus=RunStatus, Verdict=Verdict)
+    env.globals.update(VERDICT_WORDS=VERDICT_WORDS, MODE_WORDS=MODE_WORDS, RunStatus=RunStatus, Verdict=Verdict)
     return env
 
 

@@ -19,6 +19,7 @@ from api.dispatch import dispatch_runs, queue_for
 from api.schemas.bounds import IdFilter, SubmissionId
 from api.schemas.submissions import (
     MePublic,
+    QueuePlacePublic,
     QuotaPublic,
     SourcePublic,
     SubmissionCreated,
@@ -27,15 +28,16 @@ from api.schemas.submissions import (
 )
 from api.store import (
     Role,
-    RunDispatch,
     RunStatus,
     create_submission,
     list_submissions,
     submission_detail,
     submission_sources,
-    team_quota,
+    team_quotas,
 )
+from api.store.queueinfo import place_of_run
 from api.uploads import UploadForm, read_upload
+from judge.modes import RunMode
 
 router = APIRouter(prefix="/api/v1", tags=["teams"])
 
@@ -50,6 +52,7 @@ _UPLOAD_BODY = {
                     "properties": {
                         "problem": {"type": "string", "example": "add_mul_relu"},
                         "backend": {"type": "string", "enum": ["cpu", "cuda", "npu"]},
+                        "mode": {"type": "string", "enum": ["test", "benchmark", "ranked"], "default": "ranked"},
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                     },
                 }
@@ -73,17 +76,24 @@ def upload_submission(
     dispatcher: DispatcherDep,
     now: NowDep,
 ) -> SubmissionCreated:
-    """Upload source files for a problem and backend: stored first, then queued for judging (202)."""
+    """Upload source files for a problem and backend: stored first, then queued for judging (202).
+
+    `mode` (test, benchmark or ranked, default ranked) decides what is judged and which quota it uses.
+    """
     assert team.team_id is not None
     created = create_submission(
         session, team_id=team.team_id, problem=form.problem, backend=form.backend, files=form.files,
-        queue=queue_for(form.backend, settings), now=now,
+        queue=queue_for(form.backend, settings), now=now, mode=form.mode,
     )  # fmt: skip
-    report = dispatch_runs(session, dispatcher, [RunDispatch(created.run_id, created.queue)], now=now)
+    report = dispatch_runs(session, dispatcher, [created.dispatch], now=now)
     queued = bool(report.queued)
+    place = place_of_run(session, run_id=created.run_id, now=now)
+    session.rollback()  # end the read
     return SubmissionCreated(
+        queue=QueuePlacePublic.model_validate(place) if place is not None else None,
         id=created.submission_id,
         run_id=created.run_id,
+        mode=created.mode,
         status=RunStatus.QUEUED if queued else RunStatus.PENDING,
         status_url=f"/api/v1/submissions/{created.submission_id}",
         queued=queued,
@@ -106,9 +116,11 @@ def my_submissions(
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionDetailPublic)
-def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep) -> SubmissionDetailPublic:
-    """A submission with its runs, per-case results and compile log (a team reads only its own)."""
-    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id)
+def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep,
+                    now: NowDep) -> SubmissionDetailPublic:  # fmt: skip
+    """A submission with its runs, per-case results and compile log (a team reads only its own); while
+    it waits, its place in the queue and an estimate of the wait."""
+    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id, now=now)
     return SubmissionDetailPublic.model_validate(detail)
 
 
@@ -123,8 +135,9 @@ def read_sources(submission_id: SubmissionId, caller: CurrentPrincipal, session:
 
 @router.get("/me", response_model=MePublic)
 def me(team: CurrentTeam, session: SessionDep, now: NowDep) -> MePublic:
-    """The calling team, its quota left in the last 24 hours and when it may submit next."""
+    """The calling team, each run mode's quota left in the last 24 hours and when it may submit next."""
     assert team.team_id is not None and team.team_name is not None and team.competition_slug is not None
-    quota = team_quota(session, team_id=team.team_id, now=now)
+    quotas = team_quotas(session, team_id=team.team_id, now=now)
     return MePublic(team_id=team.team_id, team_name=team.team_name, competition=team.competition_slug,
-                    quota=QuotaPublic.model_validate(quota))  # fmt: skip
+                    quota=QuotaPublic.model_validate(quotas[RunMode.RANKED]),
+                    quotas={m: QuotaPublic.model_validate(q) for m, q in quotas.items()})  # fmt: skip

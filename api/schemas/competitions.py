@@ -11,6 +11,7 @@ from api.schemas.bounds import Number, PlainText
 from api.store import RankedBy, RelativeTo
 from api.store.types import INT_MAX
 from judge.backends import Backend
+from judge.modes import RunMode
 
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
@@ -21,6 +22,20 @@ class ProblemLinkPublic(Public):
     title: str
     backends: list[Backend]
     definition_hash: str
+
+
+class ModeQuotaPublic(Public):
+    per_day: int
+    min_interval_s: int
+    max_in_flight: int
+
+
+class ModeQuotaUpdate(Create):
+    """One run mode's quota; None leaves a field as it is."""
+
+    per_day: int | None = Field(default=None, ge=1, le=INT_MAX)
+    min_interval_s: int | None = Field(default=None, ge=0, le=86400)
+    max_in_flight: int | None = Field(default=None, ge=1, le=INT_MAX)
 
 
 class CompetitionPublic(Public):
@@ -41,6 +56,9 @@ class CompetitionPublic(Public):
     reproduction_tolerance: float
     final_published: bool
     problems: list[ProblemLinkPublic]
+    # Every run mode's quota (judging.md "Run modes"); the ranked one repeats the three fields above.
+    mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
+    baseline_public: bool = True  # the problem pages show the baseline kernel's source
 
 
 class _Settable(Create):
@@ -57,6 +75,8 @@ class _Settable(Create):
     score_cap: float | None = Field(default=None, ge=100, allow_inf_nan=False)
     rubric: dict[PlainText, Number] | None = None
     reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
+    mode_quotas: dict[RunMode, ModeQuotaUpdate] | None = None
+    baseline_public: bool | None = None
 
 
 class CompetitionCreate(_Settable):

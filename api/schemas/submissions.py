@@ -8,14 +8,17 @@ from typing import Any
 from api.schemas.base import Public
 from api.store import RunKind, RunStatus
 from judge.backends import Backend, CaseSet, Isolation
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
 class SubmissionCreated(Public):
     id: int
     run_id: int
+    mode: RunMode
     status: RunStatus
     status_url: str
+    queue: QueuePlacePublic | None = None  # where the run stands in its queue
     queued: bool  # False: the broker was down; the run is stored and will be queued when it is back
     message: str
 
@@ -26,6 +29,7 @@ class SubmissionPublic(Public):
     team_name: str
     problem: str
     backend: Backend
+    mode: RunMode  # test and benchmark runs never count on the board
     status: RunStatus
     verdict: Verdict | None
     score: float | None
@@ -92,11 +96,24 @@ class FilePublic(Public):
     sha256: str
 
 
+class QueuePlacePublic(Public):
+    """Where the waiting run stands: position 1 is taken next; the wait is an estimate from recent runs."""
+
+    queue: str
+    position: int
+    ahead: int
+    running: int
+    workers: int
+    typical_run_s: float | None
+    estimated_wait_s: float | None
+
+
 class SubmissionDetailPublic(Public):
     submission: SubmissionPublic
     files: list[FilePublic]
     runs: list[RunPublic]  # newest first
     scored_run_id: int | None
+    queue: QueuePlacePublic | None = None  # while the run waits for a worker
 
 
 class SourcePublic(Public):
@@ -111,10 +128,13 @@ class QuotaPublic(Public):
     in_flight: int
     max_in_flight: int
     next_allowed_at: datetime | None
+    mode: RunMode = RunMode.RANKED
+    min_interval_s: int = 0
 
 
 class MePublic(Public):
     team_id: int
     team_name: str
     competition: str
-    quota: QuotaPublic
+    quota: QuotaPublic  # the ranked mode's
+    quotas: dict[RunMode, QuotaPublic] = {}  # every mode's

@@ -97,9 +97,75 @@
     });
   }
 
+  // The team page's upload form: sent with fetch, so a refusal (413, 422, 429, ...) is shown in
+  // the page's banner in words while the chosen problem, mode and files stay as they were; and
+  // Submit waits out the chosen mode's minimum interval with a countdown.
+  function uploadForm(form) {
+    var button = form.querySelector("button[type=submit]");
+    var mode = form.querySelector("#mode");
+    var label = button.textContent;
+    var readyAt = {};
+    var started = Date.now();
+    if (mode) Array.prototype.forEach.call(mode.options, function (o) {
+      readyAt[o.value] = started + 1000 * parseInt(o.getAttribute("data-wait-s") || "0", 10);
+    });
+    function tick() {
+      var at = mode ? readyAt[mode.value] || 0 : 0;
+      var left = Math.ceil((at - Date.now()) / 1000);
+      if (left > 0) {
+        button.disabled = true;
+        button.textContent = "Wait " + left + " s";
+        setTimeout(tick, 250);
+      } else if (!form.classList.contains("sending")) {
+        button.disabled = false;
+        button.textContent = label;
+      }
+    }
+    function banner(message) {
+      var box = document.getElementById("upload-error");
+      if (!box) {
+        box = document.createElement("div");
+        box.id = "upload-error";
+        box.className = "banner error";
+        box.setAttribute("role", "alert");
+        form.parentNode.insertBefore(box, form);
+      }
+      box.textContent = "Not submitted. " + message;
+    }
+    function refusal(res) {
+      var wait = parseInt(res.headers.get("Retry-After") || "0", 10);
+      if (wait > 0 && mode) { readyAt[mode.value] = Date.now() + 1000 * wait; tick(); }
+      var type = res.headers.get("Content-Type") || "";
+      return res.text().then(function (text) {
+        if (type.indexOf("json") >= 0) {
+          try { var body = JSON.parse(text); return String(body.detail || text); } catch (e) { return text; }
+        }
+        var doc = new DOMParser().parseFromString(text, "text/html");
+        var shown = doc.querySelector(".banner.error div") || doc.querySelector("main p");
+        return shown ? shown.textContent.replace(/^\s*Not submitted\.\s*/, "") : "the server answered " + res.status;
+      });
+    }
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      form.classList.add("sending");
+      button.disabled = true;
+      fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" })
+        .then(function (res) {
+          if (res.ok && res.redirected) { window.location.assign(res.url); return null; }
+          return refusal(res).then(function (message) { banner(message + " [HTTP " + res.status + "]"); });
+        })
+        .catch(function () { banner("the server could not be reached; try again"); })
+        .then(function () { form.classList.remove("sending"); tick(); });
+    });
+    if (mode) mode.addEventListener("change", tick);
+    tick();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     localTimes(document);
     confirmForms();
+    var upload = document.getElementById("submit-form");
+    if (upload) uploadForm(upload);
     var board = document.querySelector("#board[data-rows-url]");
     if (board) liveBoard(board);
     var timeline = document.querySelector("#timeline[data-live-url]");

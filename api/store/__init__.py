@@ -32,6 +32,7 @@ from api.store.errors import (
     StoreError,
 )
 from api.store.exports import ExportKind, csv_value, export_rows, log_export
+from api.store.modes import DEFAULT_QUOTAS, ModeQuota, QueuePriority, all_mode_quotas, mode_quota
 from api.store.ranking import (
     BoardColumn,
     BoardState,
@@ -68,6 +69,7 @@ from api.store.submissions import (
     submission_detail,
     submission_sources,
     team_quota,
+    team_quotas,
 )
 from api.store.teams import (
     add_reviewer,
@@ -108,6 +110,12 @@ from api.store.views import (
 from api.store.workers import list_workers, queue_load, register_worker, worker_heartbeat
 
 __all__ = [
+    "DEFAULT_QUOTAS",
+    "ModeQuota",
+    "QueuePriority",
+    "all_mode_quotas",
+    "mode_quota",
+    "team_quotas",
     "AuditView",
     "AuthError",
     "BoardColumn",

@@ -13,6 +13,7 @@ from api.store.audit import record_audit
 from api.store.enums import RankedBy, RelativeTo
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
 from api.store.models import DEFAULT_RUBRIC, Competition, CompetitionProblem, Problem
+from api.store.modes import all_mode_quotas, apply_mode_quotas
 from api.store.standings_cache import recompute_standings
 from api.store.types import INT_MAX, as_utc
 from api.store.views import CompetitionView, Principal, ProblemLink
@@ -23,7 +24,7 @@ from judge.problem import Problem as ProblemDefinition
 EDITABLE = {
     "title", "starts_at", "ends_at", "freeze_at", "quota_per_day", "min_interval_s", "max_in_flight",
     "online_weight", "reviewer_weight", "relative_to", "ranked_by", "score_cap", "rubric",
-    "reproduction_tolerance",
+    "reproduction_tolerance", "mode_quotas", "baseline_public",
 }  # fmt: skip
 SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight"}
 
@@ -86,6 +87,7 @@ def create_competition(
         rubric=dict(DEFAULT_RUBRIC),
         reproduction_tolerance=0.10,
         final_published=False,
+        baseline_public=True,
         board_version=0,
         created_at=now,
     )
@@ -247,6 +249,8 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         relative_to=row.relative_to, ranked_by=row.ranked_by, score_cap=row.score_cap, rubric=dict(row.rubric),
         reproduction_tolerance=row.reproduction_tolerance, final_published=row.final_published,
         board_version=row.board_version, problems=problems,
+        mode_quotas={mode.value: quota.to_dict() for mode, quota in all_mode_quotas(row).items()},
+        baseline_public=row.baseline_public,
     )  # fmt: skip
 
 
@@ -275,6 +279,9 @@ def _apply(row: Competition, changes: dict[str, Any]) -> None:
             value = RelativeTo(value)
         elif key == "ranked_by":
             value = RankedBy(value)
+        elif key == "mode_quotas":
+            apply_mode_quotas(row, value)
+            continue
         setattr(row, key, value)
     _validate(row)
 

@@ -35,7 +35,7 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
     """The rows of one export, header first, read on a session of its own."""
     with database.session(write=False) as session:
         if kind is ExportKind.SUBMISSIONS:
-            yield ["submission_id", "team", "problem", "backend", "created_at", "status", "verdict", "score",
+            yield ["submission_id", "team", "problem", "backend", "mode", "created_at", "status", "verdict", "score",
                    "sha256", "files", "bytes", "disqualified_at", "disqualify_reason"]  # fmt: skip
             rows = session.execute(
                 select(Submission, Team.name, Problem.slug)
@@ -44,23 +44,23 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                 .execution_options(yield_per=500)
             )  # fmt: skip
             for s, team, problem in rows:
-                yield [s.id, team, problem, s.backend, s.created_at, s.status, s.verdict, s.score, s.sha256,
+                yield [s.id, team, problem, s.backend, s.mode, s.created_at, s.status, s.verdict, s.score, s.sha256,
                        s.file_count, s.total_bytes, s.disqualified_at, s.disqualify_reason or ""]  # fmt: skip
         elif kind is ExportKind.RESULTS:
-            yield ["submission_id", "run_id", "team", "problem", "backend", "verdict", "case", "set", "passed",
+            yield ["submission_id", "run_id", "team", "problem", "backend", "mode", "verdict", "case", "set", "passed",
                    "median_ns", "baseline_median_ns", "ratio", "gflops", "count", "message", "baseline"]  # fmt: skip
             rows = session.execute(
-                select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Run.verdict, CaseResultRow,
-                       Run.worker_info)
+                select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Submission.mode, Run.verdict,
+                       CaseResultRow, Run.worker_info)
                 .join(Run, Run.id == Submission.scored_run_id).join(Team, Team.id == Submission.team_id)
                 .join(Problem, Problem.id == Submission.problem_id)
                 .join(CaseResultRow, CaseResultRow.run_id == Run.id)
                 .where(Submission.competition_id == competition_id)
                 .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
             )  # fmt: skip
-            for sid, rid, team, problem, backend, verdict, c, info in rows:
+            for sid, rid, team, problem, backend, mode, verdict, c, info in rows:
                 # Which baseline timed the case: recorded by the worker with the run (judge/pipeline.py).
-                yield [sid, rid, team, problem, backend, verdict, c.name, c.case_set, c.passed, c.median_ns,
+                yield [sid, rid, team, problem, backend, mode, verdict, c.name, c.case_set, c.passed, c.median_ns,
                        c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message,
                        (info or {}).get(f"baseline:{c.name}", "")]  # fmt: skip
         elif kind is ExportKind.RUNS:
@@ -80,7 +80,7 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                        row.final_score, subs, row.disqualified]  # fmt: skip
 
 
-RUN_COLUMNS = ["submission_id", "team", "problem", "backend", "run_id", "kind", "counts", "status", "attempt",
+RUN_COLUMNS = ["submission_id", "team", "problem", "backend", "mode", "run_id", "kind", "counts", "status", "attempt",
                "verdict", "score", "created_at", "started_at", "finished_at", "worker", "host", "device", "toolchain",
                "reproduction_of", "flagged", "flag_reason", "message"]  # fmt: skip
 
@@ -89,15 +89,16 @@ def _runs(session: Session, competition_id: int) -> Iterator[list[Any]]:
     """Every run of the competition, oldest first; `counts` marks the run whose result ranks."""
     yield RUN_COLUMNS
     rows = session.execute(
-        select(Submission.id, Submission.scored_run_id, Team.name, Problem.slug, Submission.backend, Run)
+        select(Submission.id, Submission.scored_run_id, Team.name, Problem.slug, Submission.backend, Submission.mode,
+               Run)
         .join(Submission, Submission.id == Run.submission_id).join(Team, Team.id == Submission.team_id)
         .join(Problem, Problem.id == Submission.problem_id)
         .where(Submission.competition_id == competition_id)
         .options(lazyload(Run.submission))  # joined above already; the eager join would repeat it
         .order_by(Submission.id, Run.id).execution_options(yield_per=1000)
     )  # fmt: skip
-    for sid, scored_run_id, team, problem, backend, r in rows:
-        yield [sid, team, problem, backend, r.id, r.kind, r.id == scored_run_id, r.status, r.attempt, r.verdict,
+    for sid, scored_run_id, team, problem, backend, mode, r in rows:
+        yield [sid, team, problem, backend, mode, r.id, r.kind, r.id == scored_run_id, r.status, r.attempt, r.verdict,
                r.score, r.created_at, r.started_at, r.finished_at, r.claimed_by, r.worker_host, r.device,
                r.toolchain, r.reproduction_of, r.flagged, r.flag_reason, r.message]  # fmt: skip
 

@@ -27,6 +27,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from api.store.enums import RankedBy, RelativeTo, Role, RunKind, RunStatus
 from api.store.types import UTCDateTime, str_enum
 from judge.backends import Backend, CaseSet, Isolation
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 # Stable constraint names, so migrations can refer to them on both databases.
@@ -58,6 +59,11 @@ class Competition(Base):
     quota_per_day: Mapped[int]
     min_interval_s: Mapped[int]
     max_in_flight: Mapped[int]
+    # The test and benchmark modes' quotas, where they differ from judging.md's defaults
+    # (api/store/modes.py); the three columns above are the ranked mode's.
+    mode_quotas: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Whether teams may read the baseline kernel's source on the problem page (api/problem_info.py).
+    baseline_public: Mapped[bool] = mapped_column(Boolean, default=True)
     online_weight: Mapped[float] = mapped_column(Float, default=0.7)
     reviewer_weight: Mapped[float] = mapped_column(Float, default=0.3)
     relative_to: Mapped[RelativeTo] = mapped_column(str_enum(RelativeTo), default=RelativeTo.BEST)
@@ -143,6 +149,7 @@ class Submission(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"))
     problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id"))
     backend: Mapped[Backend] = mapped_column(str_enum(Backend))
+    mode: Mapped[RunMode] = mapped_column(str_enum(RunMode), default=RunMode.RANKED)  # only ranked ones rank
     sha256: Mapped[str] = mapped_column(String(64))  # over the files' names and contents, in order
     status: Mapped[RunStatus] = mapped_column(str_enum(RunStatus))  # of the latest judge/rejudge run
     verdict: Mapped[Verdict | None] = mapped_column(str_enum(Verdict))  # of the scored run
@@ -186,6 +193,7 @@ class Run(Base):
     kind: Mapped[RunKind] = mapped_column(str_enum(RunKind))
     status: Mapped[RunStatus] = mapped_column(str_enum(RunStatus))
     queue: Mapped[str] = mapped_column(String(64))
+    priority: Mapped[int] = mapped_column(Integer, default=6)  # on its queue, lower first (api/store/modes.py)
     attempt: Mapped[int] = mapped_column(Integer, default=0)  # claims so far
     claimed_by: Mapped[str | None] = mapped_column(String(200))
     deadline: Mapped[datetime | None]

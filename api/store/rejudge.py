@@ -13,6 +13,7 @@ from api.store.competitions import competition_row
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Problem, Run, Submission
+from api.store.modes import QueuePriority
 from api.store.standings_cache import read_standings
 from api.store.submissions import new_seed_salt
 from api.store.views import Principal, RunDispatch
@@ -52,8 +53,8 @@ def rejudge(
     runs = []
     for submission in submissions:
         run = Run(submission_id=submission.id, kind=RunKind.REJUDGE, status=RunStatus.PENDING,
-                  queue=queue_of(submission.backend), created_at=now, pending_since=now,
-                  seed_salt=new_seed_salt())  # fmt: skip
+                  queue=queue_of(submission.backend), priority=int(QueuePriority.ORGANISER), created_at=now,
+                  pending_since=now, seed_salt=new_seed_salt())  # fmt: skip
         session.add(run)
         submission.status = RunStatus.PENDING
         runs.append(run)
@@ -62,7 +63,7 @@ def rejudge(
                  target=_target(submission_id, team_id, problem),
                  details={"runs": [r.id for r in runs]})  # fmt: skip
     session.commit()
-    return [RunDispatch(r.id, r.queue) for r in runs]
+    return [RunDispatch(r.id, r.queue, r.priority) for r in runs]
 
 
 def start_reproductions(
@@ -77,8 +78,8 @@ def start_reproductions(
     for standing in standings[:top_n]:
         for entry in standing.entries.values():
             run = Run(submission_id=entry.submission_id, kind=RunKind.REPRODUCTION, status=RunStatus.PENDING,
-                      queue=queue_of(entry.backend), created_at=now, pending_since=now,
-                      reproduction_of=entry.run_id, seed_salt=new_seed_salt())  # fmt: skip
+                      queue=queue_of(entry.backend), priority=int(QueuePriority.ORGANISER), created_at=now,
+                      pending_since=now, reproduction_of=entry.run_id, seed_salt=new_seed_salt())  # fmt: skip
             session.add(run)
             runs.append(run)
     if not runs:
@@ -87,7 +88,7 @@ def start_reproductions(
     record_audit(session, actor=actor, action="reproduction.start", now=now, competition_id=comp.id,
                  target=f"top {top_n}", details={"runs": [r.id for r in runs]})  # fmt: skip
     session.commit()
-    return [RunDispatch(r.id, r.queue) for r in runs]
+    return [RunDispatch(r.id, r.queue, r.priority) for r in runs]
 
 
 def _target(submission_id: int | None, team_id: int | None, problem: str | None) -> str:

@@ -74,6 +74,7 @@ def claim_run(
         problem_version=problem.version, definition_hash=problem.definition_hash, backend=run.submission.backend,
         sources=[(name, bytes(content)) for name, content in sources], case_sets=run.kind.case_sets,
         attempt=run.attempt, deadline=run.deadline or now, seed_salt=bytes.fromhex(run.seed_salt),
+        mode=run.submission.mode,
     )  # fmt: skip
 
 
@@ -221,12 +222,12 @@ def runs_to_dispatch(
     """
     cutoff = (now or utcnow()) - timedelta(seconds=min_age_s)
     rows = session.execute(
-        select(Run.id, Run.queue)
+        select(Run.id, Run.queue, Run.priority)
         .where(Run.status == RunStatus.PENDING, Run.pending_since <= cutoff)
-        .order_by(Run.pending_since, Run.id)
+        .order_by(Run.priority, Run.pending_since, Run.id)
         .limit(limit)
     )
-    return [RunDispatch(run_id, queue) for run_id, queue in rows]
+    return [RunDispatch(run_id, queue, priority) for run_id, queue, priority in rows]
 
 
 def stuck_runs(session: Session, *, now: datetime, queued_before: datetime | None = None) -> list[StuckRun]:
@@ -235,7 +236,7 @@ def stuck_runs(session: Session, *, now: datetime, queued_before: datetime | Non
     if queued_before is not None:
         stuck = stuck | ((Run.status == RunStatus.QUEUED) & (Run.queued_at < queued_before))
     rows = session.scalars(select(Run).where(stuck).order_by(Run.id))
-    return [StuckRun(r.id, r.queue, r.claimed_by, r.deadline, r.attempt) for r in rows]
+    return [StuckRun(r.id, r.queue, r.claimed_by, r.deadline, r.attempt, r.priority) for r in rows]
 
 
 def requeue_run(session: Session, *, run_id: int, now: datetime | None = None) -> RunDispatch | None:
@@ -293,7 +294,7 @@ def _back_to_pending(session: Session, run_id: int, conditions: list[Any], now: 
     run = session.get_one(Run, run_id, populate_existing=True)
     _sync_submission(session, run.submission)
     session.commit()
-    return RunDispatch(run.id, run.queue)
+    return RunDispatch(run.id, run.queue, run.priority)
 
 
 def release_runs_of_earlier_process(

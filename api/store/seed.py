@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from api.settings import Settings
+from api.store.audit import record_audit
 from api.store.competitions import attach_problem, create_competition, get_competition
 from api.store.enums import Role
 from api.store.errors import NotFoundError
@@ -29,24 +30,31 @@ DEMO_LABEL = "demo"
 @dataclass(frozen=True)
 class DemoSeed:
     competition: str
-    team_tokens: dict[str, str]  # team name -> token, shown once
-    admin_token: str
-    reviewer_token: str
+    team_tokens: dict[str, str]  # team name -> token, shown once; empty when the demo's tokens were kept
+    admin_token: str | None
+    reviewer_token: str | None
+
+    @property
+    def kept(self) -> bool:
+        """The demo existed and its tokens were left as they were (nothing new to print)."""
+        return self.admin_token is None
 
 
-def seed_demo(session: Session, settings: Settings) -> DemoSeed:
-    """Create the demo (or, when it exists, revoke its demo tokens and issue fresh ones) and commit.
-
-    Re-seeding issues new tokens because a development server may have a new
-    generated pepper, which makes the earlier tokens unusable anyway.
-    """
+def seed_demo(session: Session, settings: Settings, *, reissue: bool = False) -> DemoSeed:
+    """Create the demo and commit. When it exists, its tokens are kept (they survive restarts,
+    docs/operations.md), unless `reissue`: then its demo tokens are revoked and fresh ones
+    issued, both in the audit log (for a lost token, or after the pepper changed)."""
     now = utcnow()
     pepper = settings.pepper
     try:
         get_competition(session, slug=DEMO_COMPETITION)
-        return _reissue(session, pepper, now)
     except NotFoundError:
         pass
+    else:
+        if not reissue:
+            session.rollback()
+            return DemoSeed(DEMO_COMPETITION, {}, None, None)
+        return _reissue(session, pepper, now)
     create_competition(
         session, slug=DEMO_COMPETITION, title="opjudge demo", starts_at=now - timedelta(minutes=1),
         ends_at=now + timedelta(days=30), actor=None, now=now, quota_per_day=settings.quota_per_day,
@@ -78,17 +86,21 @@ def _reissue(session: Session, pepper: bytes, now: datetime) -> DemoSeed:
     reviewer_id = session.scalar(
         select(Reviewer.id).where(Reviewer.competition_id == comp.id, Reviewer.name == DEMO_REVIEWER)
     )
-    session.execute(
+    revoked = session.scalars(
         update(ApiToken)
         .where(ApiToken.revoked_at.is_(None))
         .where(ApiToken.team_id.in_([t for t, _ in teams]) | (ApiToken.reviewer_id == reviewer_id)
                | ((ApiToken.role == Role.ADMIN) & (ApiToken.label == DEMO_LABEL)))
         .values(revoked_at=now)
-    )  # fmt: skip
-    tokens = {name: add_token(session, pepper=pepper, role=Role.TEAM, now=now, team_id=team_id, label=name).token
+        .returning(ApiToken.prefix)
+    ).all()  # fmt: skip
+    tokens = {name: add_token(session, pepper=pepper, role=Role.TEAM, now=now, team_id=team_id, label=name)
               for team_id, name in teams if name in DEMO_TEAMS}  # fmt: skip
     reviewer = add_token(session, pepper=pepper, role=Role.REVIEWER, now=now, reviewer_id=reviewer_id,
                          label=DEMO_REVIEWER)  # fmt: skip
     admin = add_token(session, pepper=pepper, role=Role.ADMIN, now=now, label=DEMO_LABEL)
+    issued = [t.prefix for t in (*tokens.values(), reviewer, admin)]
+    record_audit(session, actor=None, action="demo.tokens_reissued", now=now, competition_id=comp.id,
+                 target="demo tokens", details={"revoked": list(revoked), "issued": issued})  # fmt: skip
     session.commit()
-    return DemoSeed(DEMO_COMPETITION, tokens, admin.token, reviewer.token)
+    return DemoSeed(DEMO_COMPETITION, {n: t.token for n, t in tokens.items()}, admin.token, reviewer.token)

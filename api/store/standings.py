@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from api.store.enums import RankedBy, RelativeTo, RunKind, RunStatus
 from api.store.models import CaseResultRow, Competition, CompetitionProblem, Problem, Run, Submission, Team
 from judge.backends import Backend, CaseSet
+from judge.modes import RunMode
 from judge.scoring import case_score_vs_baseline, case_score_vs_best, online_score
 from judge.verdict import Verdict
 
@@ -128,7 +129,10 @@ def reference_of(standings: list[TeamStanding]) -> Reference:
 
 
 def _candidates(competition_id: int, problems: list[str], as_of: datetime | None, team_id: int | None) -> Select[Any]:
-    """Every submission that can rank (of one team, with `team_id`), with the run whose results count."""
+    """Every submission that can rank (of one team, with `team_id`), with the run whose results count.
+
+    Only ranked-mode submissions rank (judging.md "Run modes"): test and benchmark runs never reach a board.
+    """
     if as_of is None:
         run_id = Submission.scored_run_id
         extra = []
@@ -156,7 +160,7 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
         .join(Problem, Problem.id == Submission.problem_id)
         .join(Run, Run.id == run_id)
         .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_(None),
-               Problem.slug.in_(problems), *extra)
+               Submission.mode == RunMode.RANKED, Problem.slug.in_(problems), *extra)
     )  # fmt: skip
 
 
@@ -323,7 +327,8 @@ def _disqualified_teams(
     """Teams whose every judged entry is disqualified: kept on the board, not ranked."""
     query = (
         select(Submission.team_id, func.max(Submission.created_at))
-        .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_not(None))
+        .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_not(None),
+               Submission.mode == RunMode.RANKED)
         .group_by(Submission.team_id)
     )
     if as_of is not None:

@@ -14,11 +14,15 @@ from api.store.db import lock_row
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import InvalidInputError, NotFoundError
 from api.store.models import Competition, CompetitionProblem, Problem, Run, Submission, SubmissionFile, Team
+from api.store.modes import QueuePriority
+from api.store.queueinfo import queue_place
 from api.store.results import run_views
 from api.store.rules import check_quotas, check_window, quota_status
 from api.store.standings_cache import recompute_standings
+from api.store.types import utcnow
 from api.store.views import FileInfo, NewSubmission, Principal, QuotaStatus, SubmissionDetail, SubmissionSummary
 from judge.backends import Backend
+from judge.modes import RunMode
 
 
 def create_submission(
@@ -30,6 +34,7 @@ def create_submission(
     files: list[tuple[str, bytes]],
     queue: str,
     now: datetime,
+    mode: RunMode = RunMode.RANKED,
 ) -> NewSubmission:
     """Check the contest rules, then store the submission, its files and a pending judge run (commits).
 
@@ -45,12 +50,12 @@ def create_submission(
     problem_row = _accepting_problem(session, comp, problem, backend)
     if not files:
         raise InvalidInputError("a submission needs at least one source file")
-    check_quotas(session, comp, team_id, now)
+    check_quotas(session, comp, team_id, now, mode)
     digest = hashlib.sha256()
     for name, content in files:
         digest.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
     submission = Submission(
-        competition_id=comp.id, team_id=team_id, problem_id=problem_row.id, backend=backend,
+        competition_id=comp.id, team_id=team_id, problem_id=problem_row.id, backend=backend, mode=mode,
         sha256=digest.hexdigest(), status=RunStatus.PENDING, verdict=None, score=None, charged=True,
         file_count=len(files), total_bytes=sum(len(c) for _, c in files), created_at=now,
     )  # fmt: skip
@@ -61,11 +66,12 @@ def create_submission(
     ]  # fmt: skip
     session.add(submission)
     session.flush()
+    priority = QueuePriority.of(RunKind.JUDGE, mode)
     run = Run(submission_id=submission.id, kind=RunKind.JUDGE, status=RunStatus.PENDING, queue=queue,
-              created_at=now, pending_since=now, seed_salt=new_seed_salt())  # fmt: skip
+              priority=int(priority), created_at=now, pending_since=now, seed_salt=new_seed_salt())  # fmt: skip
     session.add(run)
     session.commit()
-    return NewSubmission(submission.id, run.id, queue, RunStatus.PENDING)
+    return NewSubmission(submission.id, run.id, queue, RunStatus.PENDING, mode=mode, priority=int(priority))
 
 
 def new_seed_salt() -> str:
@@ -100,7 +106,8 @@ def list_submissions(
     return [_summary(*row) for row in session.execute(query)]
 
 
-def submission_detail(session: Session, *, submission_id: int, team_id: int | None = None) -> SubmissionDetail:
+def submission_detail(session: Session, *, submission_id: int, team_id: int | None = None,
+                      now: datetime | None = None) -> SubmissionDetail:
     """A submission with its files' names and every run's results.
 
     With `team_id` (a team asking) another team's submission is "not found", private
@@ -120,11 +127,13 @@ def submission_detail(session: Session, *, submission_id: int, team_id: int | No
         .order_by(SubmissionFile.position)
     ).all()
     runs = list(session.scalars(select(Run).where(Run.submission_id == submission_id).order_by(Run.id.desc())))
+    live = next((r for r in runs if r.kind is not RunKind.REPRODUCTION), None)
     return SubmissionDetail(
         submission=_summary(*row),
         files=[FileInfo(*f) for f in files],
         runs=run_views(session, runs, team_view=team_id is not None),
         scored_run_id=submission.scored_run_id,
+        queue=queue_place(session, run=live, now=now or utcnow()) if live is not None else None,
     )
 
 
@@ -154,12 +163,17 @@ def submission_sources(
     return [(name, bytes(content)) for name, content in rows]
 
 
-def team_quota(session: Session, *, team_id: int, now: datetime) -> QuotaStatus:
-    """Quota left and when the next submission is allowed (for the team page and `GET /me`)."""
+def team_quota(session: Session, *, team_id: int, now: datetime, mode: RunMode = RunMode.RANKED) -> QuotaStatus:
+    """`mode`'s quota left and when its next submission is allowed (for the team page and `GET /me`)."""
     team = session.get(Team, team_id)
     if team is None:
         raise NotFoundError(f"no team {team_id}")
-    return quota_status(session, session.get_one(Competition, team.competition_id), team_id, now)
+    return quota_status(session, session.get_one(Competition, team.competition_id), team_id, now, mode)
+
+
+def team_quotas(session: Session, *, team_id: int, now: datetime) -> dict[RunMode, QuotaStatus]:
+    """Every run mode's quota status for the team."""
+    return {mode: team_quota(session, team_id=team_id, now=now, mode=mode) for mode in RunMode}
 
 
 def disqualify_submission(
@@ -210,5 +224,5 @@ def _summary(s: Submission, team_name: str, problem: str) -> SubmissionSummary:
         id=s.id, competition_id=s.competition_id, team_id=s.team_id, team_name=team_name, problem=problem,
         backend=s.backend, status=s.status, verdict=s.verdict, score=s.score, sha256=s.sha256,
         file_count=s.file_count, total_bytes=s.total_bytes, created_at=s.created_at,
-        disqualified_at=s.disqualified_at, disqualify_reason=s.disqualify_reason,
+        disqualified_at=s.disqualified_at, disqualify_reason=s.disqualify_reason, mode=s.mode,
     )  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 
 from api.store.enums import RankedBy, RelativeTo, Role, RunKind, RunStatus
 from judge.backends import Backend, CaseSet, Isolation
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
@@ -85,6 +86,8 @@ class CompetitionView:
     final_published: bool
     board_version: int
     problems: tuple[ProblemLink, ...] = ()
+    mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)  # every mode's quota
+    baseline_public: bool = True  # teams may read the baseline's source on the problem page
 
     def frozen_at(self, now: datetime) -> datetime | None:
         """The freeze time when the public board is frozen at `now`, else None."""
@@ -119,6 +122,8 @@ class QuotaStatus:
     in_flight: int
     max_in_flight: int
     next_allowed_at: datetime | None  # None: a submission is allowed now (as far as quotas go)
+    mode: RunMode = RunMode.RANKED
+    min_interval_s: int = 0
 
 
 @dataclass(frozen=True)
@@ -127,14 +132,21 @@ class NewSubmission:
     run_id: int
     queue: str
     status: RunStatus
+    mode: RunMode = RunMode.RANKED
+    priority: int = 6  # on the queue, lower first (api.store.modes.QueuePriority)
+
+    @property
+    def dispatch(self) -> RunDispatch:
+        return RunDispatch(self.run_id, self.queue, self.priority)
 
 
 @dataclass(frozen=True)
 class RunDispatch:
-    """A run to put on the broker, and the queue it goes to."""
+    """A run to put on the broker, the queue it goes to and its priority there (lower first)."""
 
     run_id: int
     queue: str
+    priority: int = 6  # api.store.modes.QueuePriority.RANKED
 
 
 @dataclass(frozen=True)
@@ -161,6 +173,7 @@ class SubmissionSummary:
     created_at: datetime
     disqualified_at: datetime | None
     disqualify_reason: str | None
+    mode: RunMode = RunMode.RANKED
 
 
 @dataclass(frozen=True)
@@ -222,6 +235,7 @@ class SubmissionDetail:
     files: list[FileInfo]
     runs: list[RunView]  # newest first
     scored_run_id: int | None
+    queue: Any = None  # api.store.queueinfo.QueuePlace while the live run waits, else None
 
 
 @dataclass(frozen=True)
@@ -236,10 +250,11 @@ class ClaimedRun:
     definition_hash: str  # the problem definition the submission was made against
     backend: Backend
     sources: list[tuple[str, bytes]]  # (file name, content), in upload order
-    case_sets: tuple[CaseSet, ...]  # the sets this kind of run judges
+    case_sets: tuple[CaseSet, ...]  # the sets this kind of run judges (the engine narrows them by `mode`)
     attempt: int  # 1 on the first claim
     deadline: datetime  # the reaper re-queues the run after this
     seed_salt: bytes  # append to the judge secret (JudgeRequest.secret); never shown to teams
+    mode: RunMode = RunMode.RANKED  # the submission's run mode
 
 
 @dataclass(frozen=True)
@@ -262,6 +277,7 @@ class StuckRun:
     claimed_by: str | None
     deadline: datetime | None
     attempt: int
+    priority: int = 6  # on its queue (api.store.modes.QueuePriority)
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ def check(
     stats = error_stats(x, truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
     reasons = []
     if not stats.finite:
-        reasons.append(nonfinite_reason(stats.nan, stats.inf))
+        reasons.append(nonfinite_reason(stats.nan, stats.inf, first=stats.first_nonfinite, count=stats.count))
     off = (x.to(torch.float64) - exact).abs() > bound  # False for NaN, which is counted above
     bad = int(off.sum())
     if bad:

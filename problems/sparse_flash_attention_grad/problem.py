@@ -419,7 +419,7 @@ def check(
             allowed_mere = tol["mere_ref_factor"] * ref.mere + tol["mere_slack"]
         reasons = []
         if not stats.finite:
-            reasons.append(nonfinite_reason(stats.nan, stats.inf))
+            reasons.append(nonfinite_reason(stats.nan, stats.inf, first=stats.first_nonfinite, count=stats.count))
         if stats.max_abs_err > allowed_abs:
             reasons.append(f"max |X-G| = {fmt(stats.max_abs_err)} exceeds {fmt(allowed_abs)}")
         if stats.mere > allowed_mere:

@@ -58,7 +58,7 @@ class RecordingDispatcher:
     def __init__(self) -> None:
         self.sent: list[tuple[int, str]] = []
 
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         self.sent.append((run_id, queue))
 
 
@@ -68,7 +68,7 @@ class DownDispatcher:
     def __init__(self) -> None:
         self.attempts = 0
 
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         self.attempts += 1
         raise DispatchUnavailable("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 

@@ -8,7 +8,16 @@ from alembic.migration import MigrationContext
 from pydantic import ValidationError
 
 from api.settings import Settings
-from api.store import Database, Role, authenticate, leaderboard, list_teams, seed_demo, upgrade_database
+from api.store import (
+    Database,
+    Role,
+    authenticate,
+    leaderboard,
+    list_audit,
+    list_teams,
+    seed_demo,
+    upgrade_database,
+)
 from api.store.models import Base
 from api.uploads import UploadInvalidError, check_file_name
 
@@ -66,12 +75,20 @@ def test_seed_demo_once_then_fresh_tokens(settings: Settings, database: Database
         assert authenticate(session, token=seed.reviewer_token, pepper=settings.pepper).role is Role.REVIEWER
         board = leaderboard(session, competition="demo")
         assert board.problems == ("sparse_flash_attention_grad", "add_mul_relu") and board.rows == ()
-        again = seed_demo(session, settings)
+        # A restart keeps the tokens (docs/operations.md: they survive restarts).
+        kept = seed_demo(session, settings)
+        assert kept.kept and kept.team_tokens == {}
+        assert authenticate(session, token=seed.team_tokens["alpha"], pepper=settings.pepper).team_name == "alpha"
+        # Asked for, new tokens replace them, and both show in the audit log.
+        again = seed_demo(session, settings, reissue=True)
         assert again.team_tokens["alpha"] != seed.team_tokens["alpha"]
         assert len(list_teams(session, competition="demo")) == 3
         with pytest.raises(Exception, match="revoked"):
             authenticate(session, token=seed.team_tokens["alpha"], pepper=settings.pepper)
         assert authenticate(session, token=again.team_tokens["alpha"], pepper=settings.pepper).team_name == "alpha"
+        (entry,) = [e for e in list_audit(session, competition="demo") if e.action == "demo.tokens_reissued"]
+        assert seed.admin_token is not None and seed.admin_token[:13] in " ".join(entry.details["revoked"])
+        assert len(entry.details["issued"]) == 5
 
 
 @pytest.mark.parametrize("name", ["kernel.cpp", "add_mul_relu.cu", "util.h", "a-b_c.hpp", "K9.cc"])

@@ -189,7 +189,7 @@ def screenshot(page: Any, folder: Path, name: str, *, docs: bool = False, full_p
 
 
 class NoDispatch:
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         """Runs stay queued: these tests only read pages."""
 
 

@@ -403,7 +403,7 @@ def test_the_team_page_uploads_and_explains_a_refusal(app_client: AppClient) -> 
     client, seed, database = app_client
     log_in_client(client, seed.team_tokens["alpha"])
     page = client.get("/team")
-    assert page.status_code == 200 and "submissions left" in page.text
+    assert page.status_code == 200 and "Quota per run mode" in page.text
     token = form_csrf(page.text)
     source = (AMR_FIXTURES / "ok_simple.cpp").read_bytes()
     form = {"problem": "add_mul_relu", "backend": "cpu"}

@@ -28,3 +28,12 @@ def test_good_files(tmp_path):
     assert read_sources([path], LIMITS)[0].content == b"int x;"
     with pytest.raises(SubmissionFormatError, match="no such file"):
         read_sources([tmp_path / "missing.cpp"], LIMITS)
+
+
+def test_binary_and_non_utf8_files_are_refused_before_they_cost_a_run() -> None:
+    elf = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 8
+    with pytest.raises(SubmissionFormatError, match="binary .a NUL byte at offset 7"):
+        make_sources([("kernel.cpp", elf)], LIMITS)
+    with pytest.raises(SubmissionFormatError, match="not UTF-8 text"):
+        make_sources([("kernel.cpp", b"int x; // caf\xe9\n")], LIMITS)
+    assert make_sources([("kernel.cpp", "int x; // café, π\n".encode())], LIMITS)[0].name == "kernel.cpp"

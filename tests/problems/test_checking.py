@@ -56,3 +56,16 @@ def test_chunked_equals_whole(monkeypatch):
 def test_shape_mismatch_is_an_error():
     with pytest.raises(ValueError, match="shape mismatch"):
         error_stats(torch.ones(3), torch.ones(4), floor=0.0, rtol=0.0, atol=0.0)
+
+
+def test_the_first_nonfinite_element_is_named_and_nan_explained() -> None:
+    x = torch.zeros(10)
+    x[7] = float("nan")
+    x[9] = float("inf")
+    s = error_stats(x, torch.zeros(10, dtype=torch.float64), floor=0.0, rtol=0.0, atol=0.0)
+    assert s.first_nonfinite == 7 and s.nan == 1 and s.inf == 1
+    reason = nonfinite_reason(s.nan, s.inf, first=s.first_nonfinite, count=s.count)
+    assert reason.startswith("1 NaN value and 1 Inf value (the first at element 7 of 10)")
+    assert "fills every output with NaN" in reason
+    clean = error_stats(torch.zeros(3), torch.zeros(3, dtype=torch.float64), floor=0.0, rtol=0.0, atol=0.0)
+    assert clean.first_nonfinite is None

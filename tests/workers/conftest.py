@@ -12,6 +12,7 @@ from api.store import NewSubmission, create_submission, seed_demo, upgrade_datab
 from api.store.seed import DemoSeed
 from api.store.types import utcnow
 from judge.backends import Backend, Stage
+from judge.modes import RunMode
 from judge.results import CaseResult, JudgeResult
 from judge.verdict import Verdict
 from workers.context import WorkerContext
@@ -57,12 +58,12 @@ def demo(ctx: WorkerContext) -> DemoSeed:
 def submit(ctx: WorkerContext, demo: DemoSeed) -> Callable[..., NewSubmission]:
     """Store a submission of team 1 (alpha) with a pending judge run, as the upload route does."""
 
-    def make(source: bytes | None = None, name: str = "kernel.cpp") -> NewSubmission:
+    def make(source: bytes | None = None, name: str = "kernel.cpp", mode: RunMode = RunMode.RANKED) -> NewSubmission:
         with ctx.db.session() as session:
             return create_submission(
                 session, team_id=1, problem="add_mul_relu", backend=Backend.CPU,
                 files=[(name, source if source is not None else BASELINE.read_bytes())],
-                queue="judge.cpu", now=utcnow(),
+                queue="judge.cpu", now=utcnow(), mode=mode,
             )  # fmt: skip
 
     return make
@@ -103,10 +104,10 @@ class RecordingDispatcher:
     def __init__(self) -> None:
         self.sent: list[tuple[int, str]] = []
 
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         self.sent.append((run_id, queue))
 
 
 class DownDispatcher:
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         raise DispatchUnavailable("Error 111 connecting to 127.0.0.1:6379. Connection refused.")

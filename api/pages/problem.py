@@ -1,0 +1,64 @@
+"""The problem page `/p/<slug>` and the rules page `/rules` (issue 17 item 1).
+
+The problem page shows what `/api/v1/problems/<slug>` returns: the statement for
+the chosen backend, the header to download, the public cases, the pass rule's
+tolerances, the timing and scoring rules, and the baseline where allowed.
+`/rules` renders docs/rules.md, the judging rules written for teams and organisers.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.deps import SessionDep, SettingsDep
+from api.pages.auth import PageViewer
+from api.pages.routing import PageRoute
+from api.pages.web import render
+from api.problem_catalog import list_shown, shown_problem
+from api.problem_info import render_markdown
+from api.store import NotFoundError, get_competition
+from judge.backends import Backend
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+RULES_FILE = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+BackendParam = Annotated[Backend | None, Query()]
+CompetitionParam = Annotated[str | None, Query(max_length=64)]
+
+
+@router.get("/p")
+def problems_page(request: Request, session: SessionDep, viewer: PageViewer,
+                  competition: CompetitionParam = None) -> Response:  # fmt: skip
+    """Every problem the reader can see."""
+    return render(request, "problems.html", problems=list_shown(session, competition, viewer))
+
+
+@router.get("/p/{slug}")
+def problem_page(slug: str, request: Request, session: SessionDep, settings: SettingsDep, viewer: PageViewer,
+                 backend: BackendParam = None, competition: CompetitionParam = None) -> Response:  # fmt: skip
+    """One problem, for one of its backends (the first by default)."""
+    info, holding = shown_problem(session, settings, slug, competition, viewer)
+    if backend is not None and backend not in info.backends:
+        raise NotFoundError(f"problem {slug!r} is not judged on {backend.value} here; "
+                            f"backends: {', '.join(b.value for b in info.backends)}")  # fmt: skip
+    chosen = info.backends[backend or next(iter(info.backends))]
+    competitions = [get_competition(session, slug=c) for c in holding]
+    return render(request, "problem.html", problem=info, chosen=chosen, competitions=competitions,
+                  competition=competitions[0] if len(competitions) == 1 else None,
+                  query=f"&competition={competition}" if competition else "")  # fmt: skip
+
+
+@router.get("/rules")
+def rules_page(request: Request) -> Response:
+    """docs/rules.md: verdicts, the pass rule, timing, scoring, run modes and contest rules."""
+    return render(request, "rules.html", rules_html=_rules_html())
+
+
+@cache
+def _rules_html() -> str:
+    return render_markdown(RULES_FILE.read_text(encoding="utf-8"))

@@ -1,0 +1,79 @@
+"""Per-thread CPU accounting of a process, for the CPU profile of a timed case (issue 17 item 4).
+
+Linux keeps each thread's user and system time in /proc/<pid>/task/<tid>/stat. Read from the
+worker before and after a block of calls of the runner child, the difference is each kernel
+thread's busy time during those calls, read outside them (nothing runs inside the timed calls).
+From it: the load balance (the busiest thread over the mean) and the idle share of the threads'
+wall time, which is what uneven sparse blocks do to a kernel's cores.
+
+Not yet wired into the pipeline and the report (see the issue's report): this is the measuring
+part, tested on a real OpenMP process.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class ThreadTime:
+    tid: int
+    name: str
+    busy_s: float  # user + system CPU time
+
+
+@dataclass(frozen=True)
+class LoadBalance:
+    threads: int
+    busy_s: tuple[float, ...]  # per thread, busiest first
+    mean_s: float
+    imbalance: float  # busiest / mean: 1.0 is perfectly even
+    idle_share: float  # of threads x wall time, the share no thread was busy
+
+
+def parse_stat(text: str) -> tuple[str, float]:
+    """(thread name, user + system seconds) from one /proc/.../stat line.
+
+    The name sits in parentheses and may itself hold spaces and parentheses: the fields
+    start after the last ')'. utime and stime are fields 14 and 15 (proc(5)).
+    """
+    open_at, close_at = text.index("("), text.rindex(")")
+    fields = text[close_at + 2 :].split()
+    utime, stime = int(fields[11]), int(fields[12])
+    return text[open_at + 1 : close_at], (utime + stime) / CLOCK_TICKS
+
+
+def thread_times(pid: int, proc: Path = Path("/proc")) -> dict[int, ThreadTime]:
+    """Every live thread of `pid` with its CPU time so far (threads that exit meanwhile are skipped)."""
+    found = {}
+    for stat in (proc / str(pid) / "task").glob("*/stat"):
+        try:
+            name, busy = parse_stat(stat.read_text())
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended while we read
+        tid = int(stat.parent.name)
+        found[tid] = ThreadTime(tid, name, busy)
+    return found
+
+
+def busy_between(before: dict[int, ThreadTime], after: dict[int, ThreadTime]) -> list[ThreadTime]:
+    """Each thread's CPU time between two snapshots (a thread born meanwhile counts from 0)."""
+    deltas = []
+    for tid, now in after.items():
+        start = before[tid].busy_s if tid in before else 0.0
+        deltas.append(ThreadTime(tid, now.name, max(0.0, now.busy_s - start)))
+    return deltas
+
+
+def load_balance(deltas: list[ThreadTime], wall_s: float, *, min_busy_s: float = 0.0) -> LoadBalance | None:
+    """The balance of the threads that worked (busier than `min_busy_s`) over `wall_s` of calls."""
+    busy = sorted((d.busy_s for d in deltas if d.busy_s > min_busy_s), reverse=True)
+    if not busy or wall_s <= 0:
+        return None
+    mean = sum(busy) / len(busy)
+    idle = max(0.0, 1.0 - sum(busy) / (len(busy) * wall_s))
+    return LoadBalance(len(busy), tuple(busy), mean, busy[0] / mean if mean else 1.0, idle)
