@@ -83,3 +83,6 @@ class FreezeUpdate(Create):
 
 class FinalPublish(Create):
     published: bool
+    # While the submission window is open, publishing needs both (judging.md "Final ranking"; audited).
+    override: bool = False
+    reason: PlainText = Field(default="", max_length=2000)

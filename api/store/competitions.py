@@ -131,28 +131,6 @@ def update_competition(
     return view
 
 
-def set_final_published(
-    session: Session, *, competition: str, published: bool, actor: Principal | None, now: datetime
-) -> CompetitionView:
-    """Show (or hide again) the final ranking to everyone (audited; commits)."""
-    row = competition_row(session, competition, for_update=True)
-    row.final_published = published
-    row.board_version += 1  # cached boards carry the flag
-    record_audit(
-        session,
-        actor=actor,
-        action="competition.publish_final",
-        now=now,
-        competition_id=row.id,
-        target=competition,
-        details={"published": published},
-    )
-    session.flush()
-    view = competition_view(session, row)
-    session.commit()  # after the last read: no transaction is left open
-    return view
-
-
 def attach_problem(
     session: Session,
     *,

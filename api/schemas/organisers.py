@@ -1,0 +1,50 @@
+"""The organisers' tools of issue 18: the final ranking's snapshot and its recomputation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from api.schemas.base import Create, Public
+from api.schemas.bounds import PlainText
+
+
+class SnapshotPublic(Public):
+    id: int
+    taken_at: datetime
+    actor: str
+    reason: str
+    override: bool
+    current: bool
+
+
+class FinalStatePublic(Public):
+    competition: str
+    published: bool
+    window_ends_at: datetime
+    window_open: bool
+    snapshot: SnapshotPublic | None
+    history: list[SnapshotPublic]
+
+
+class FinalChangePublic(Public):
+    team_id: int
+    team_name: str
+    field: str
+    before: Any
+    after: Any
+
+
+class RecomputeRequest(Create):
+    reason: PlainText = Field(default="", max_length=2000)
+    override: bool = False  # needed (with a reason) while the submission window is open
+    dry_run: bool = False  # only list what would change
+
+
+class RecomputePublic(Public):
+    competition: str
+    stored: bool
+    snapshot: SnapshotPublic | None
+    changes: list[FinalChangePublic]
