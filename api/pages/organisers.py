@@ -1,0 +1,64 @@
+"""Organiser pages of issue 18: the final ranking (publish with confirmation, recompute with the
+differences listed). Every action goes through the same store functions as the admin API."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
+from fastapi.responses import RedirectResponse
+
+from api.deps import NowDep, SessionDep, SettingsDep
+from api.pages.admin import AdminViewer, Csrf
+from api.pages.auth import check_csrf
+from api.pages.routing import PageRoute
+from api.pages.web import render
+from api.schemas.bounds import PlainText
+from api.store import FinalChange, Session, final_state, recompute_final, set_final_published
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+Reason = Annotated[PlainText, Form(max_length=2000)]
+
+
+def _page(request: Request, session: Session, slug: str, now: object, *, confirm: bool = False,
+          changes: tuple[FinalChange, ...] | None = None, recomputed: bool = False) -> Response:  # fmt: skip
+    state = final_state(session, competition=slug, now=now)  # type: ignore[arg-type]
+    preview = None
+    if state.snapshot is not None and changes is None:
+        preview = recompute_final(session, competition=slug, actor=None, now=now, dry_run=True).changes  # type: ignore[arg-type]
+    return render(request, "admin_final.html", state=state, confirm=confirm, preview=preview,
+                  changes=changes, recomputed=recomputed)  # fmt: skip
+
+
+@router.get("/admin/c/{slug}/final")
+def final_page(slug: str, request: Request, session: SessionDep, _viewer: AdminViewer, now: NowDep) -> Response:
+    """The final ranking's state, its snapshots, and what a recompute would change."""
+    return _page(request, session, slug, now)
+
+
+@router.post("/admin/c/{slug}/final")
+def publish_final(
+    slug: str, request: Request, csrf: Csrf, published: Annotated[bool, Form()], session: SessionDep,
+    settings: SettingsDep, viewer: AdminViewer, now: NowDep, override: Annotated[bool, Form()] = False,
+    reason: Reason = "",
+) -> Response:
+    """Show the final ranking to everyone, or hide it again; before the window ends, ask to confirm first."""
+    check_csrf(request, settings, csrf)
+    state = final_state(session, competition=slug, now=now)
+    if published and state.window_open and not override:
+        return _page(request, session, slug, now, confirm=True)
+    set_final_published(session, competition=slug, published=published, actor=viewer, now=now,
+                        override=override, reason=reason)  # fmt: skip
+    return RedirectResponse(f"/c/{slug}?view={'final' if published else 'public'}", status_code=303)
+
+
+@router.post("/admin/c/{slug}/final/recompute")
+def recompute(
+    slug: str, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep, viewer: AdminViewer,
+    now: NowDep, reason: Reason = "", override: Annotated[bool, Form()] = False,
+) -> Response:
+    """Replace the snapshot by the live ranking; the page lists what changed (audited)."""
+    check_csrf(request, settings, csrf)
+    done = recompute_final(session, competition=slug, actor=viewer, now=now, reason=reason, override=override)
+    return _page(request, session, slug, now, changes=done.changes, recomputed=True)
