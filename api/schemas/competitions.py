@@ -40,6 +40,7 @@ class CompetitionPublic(Public):
     rubric: dict[str, float]
     reproduction_tolerance: float
     final_published: bool
+    finals_limit: int  # ranked_by `chosen`: finals a team may mark per problem
     problems: list[ProblemLinkPublic]
 
 
@@ -57,6 +58,7 @@ class _Settable(Create):
     score_cap: float | None = Field(default=None, ge=100, allow_inf_nan=False)
     rubric: dict[PlainText, Number] | None = None
     reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
+    finals_limit: int | None = Field(default=None, ge=1, le=50)  # ranked_by `chosen`
 
 
 class CompetitionCreate(_Settable):

@@ -85,6 +85,7 @@ class CompetitionView:
     final_published: bool
     board_version: int
     problems: tuple[ProblemLink, ...] = ()
+    finals_limit: int = 2  # ranked_by `chosen`: finals a team may mark per problem
 
     def frozen_at(self, now: datetime) -> datetime | None:
         """The freeze time when the public board is frozen at `now`, else None."""
