@@ -40,6 +40,13 @@ class InProcessDispatcher:
         """Take the run (every queue: the embedded server is the only worker there is)."""
         self._queue.put((run_id, False))
 
+    def enqueue_job(self, job_id: int, queue: str) -> None:
+        """An organiser job (api/store/jobs.py) in a thread of its own, beside the judging one."""
+        from workers.organiser_jobs import run_organiser_job
+
+        threading.Thread(target=run_organiser_job, args=(self._ctx, job_id), name=f"opjudge-job-{job_id}",
+                         daemon=True).start()  # fmt: skip
+
     def start(self) -> None:
         """Take back orphaned runs, then start judging."""
         for run in self._orphans():

@@ -1,12 +1,24 @@
-"""Organisers' tools of issue 18: the final ranking's snapshot and its audited recomputation."""
+"""Organisers' tools of issue 18: the final ranking's snapshot and its audited recomputation,
+and organiser jobs run by a worker (re-audit under today's policy, machine review)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-from api.deps import AdminDep, NowDep, SessionDep
-from api.schemas.organisers import FinalStatePublic, RecomputePublic, RecomputeRequest
+from fastapi import APIRouter, Query
+
+from api.deps import AdminDep, DispatcherDep, NowDep, SessionDep
+from api.dispatch import DispatchUnavailable, RunDispatcher
+from api.schemas.bounds import JobId
+from api.schemas.organisers import (
+    FinalStatePublic,
+    JobPublic,
+    ReauditRequest,
+    RecomputePublic,
+    RecomputeRequest,
+)
 from api.store import final_state, recompute_final
+from api.store.jobs import JobKind, JobStatus, JobView, get_job, list_jobs, start_job
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -24,3 +36,48 @@ def recompute(slug: str, body: RecomputeRequest, admin: AdminDep, session: Sessi
     done = recompute_final(session, competition=slug, actor=admin, now=now, reason=body.reason,
                            override=body.override, dry_run=body.dry_run)  # fmt: skip
     return RecomputePublic.model_validate(done)
+
+
+def dispatch_job(dispatcher: RunDispatcher, job: JobView, queue: str) -> str:
+    """Hand the job to a worker; the reason it stays pending, when it could not be."""
+    enqueue = getattr(dispatcher, "enqueue_job", None)
+    if enqueue is None:
+        return "this server's dispatcher takes no organiser jobs; run them with a Celery worker (opjudge worker)"
+    try:
+        enqueue(job.id, queue)
+    except DispatchUnavailable as error:
+        return f"{error}; send it again with POST /api/v1/admin/jobs/{job.id}/dispatch"
+    return ""
+
+
+@router.post("/competitions/{slug}/reaudit", status_code=202, response_model=JobPublic)
+def reaudit(slug: str, body: ReauditRequest, admin: AdminDep, session: SessionDep, dispatcher: DispatcherDep,
+            now: NowDep) -> JobPublic:  # fmt: skip
+    """Rescan every stored submission's sources under today's policy (`rebuild`: also rebuild and
+    recheck the libraries), in the background; the job's result lists what the policy refuses now,
+    with the rule and the place. Nothing is disqualified or rejudged by it."""
+    job = start_job(session, competition=slug, kind=JobKind.REAUDIT, params={"rebuild": body.rebuild,
+                    "queue": body.queue}, actor=admin, now=now)  # fmt: skip
+    return JobPublic.model_validate({**job.__dict__, "dispatch": dispatch_job(dispatcher, job, body.queue)})
+
+
+@router.get("/competitions/{slug}/jobs", response_model=list[JobPublic])
+def jobs(slug: str, _admin: AdminDep, session: SessionDep,
+         kind: Annotated[JobKind | None, Query()] = None) -> list[JobPublic]:  # fmt: skip
+    """The competition's organiser jobs, newest first."""
+    return [JobPublic.model_validate(j) for j in list_jobs(session, competition=slug, kind=kind)]
+
+
+@router.get("/jobs/{job_id}", response_model=JobPublic)
+def job(job_id: JobId, _admin: AdminDep, session: SessionDep) -> JobPublic:
+    return JobPublic.model_validate(get_job(session, job_id=job_id))
+
+
+@router.post("/jobs/{job_id}/dispatch", response_model=JobPublic)
+def redispatch(job_id: JobId, _admin: AdminDep, session: SessionDep, dispatcher: DispatcherDep) -> JobPublic:
+    """Send a job that is still pending (the broker was down) to a worker again."""
+    found = get_job(session, job_id=job_id)
+    note = ""
+    if found.status is JobStatus.PENDING:
+        note = dispatch_job(dispatcher, found, str(found.params.get("queue", "judge.cpu")))
+    return JobPublic.model_validate({**found.__dict__, "dispatch": note})

@@ -48,3 +48,22 @@ class RecomputePublic(Public):
     stored: bool
     snapshot: SnapshotPublic | None
     changes: list[FinalChangePublic]
+
+
+class ReauditRequest(Create):
+    rebuild: bool = False  # also rebuild each submission and check its preprocessed units and library again
+    # The worker queue the job goes to: a rebuild needs the submissions' toolchains (judge.cpu builds CPU ones).
+    queue: str = Field(default="judge.cpu", pattern=r"^judge\.[a-z0-9_.-]{1,60}$")
+
+
+class JobPublic(Public):
+    id: int
+    kind: str
+    status: str
+    params: dict[str, Any]
+    result: dict[str, Any]
+    error: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    dispatch: str = ""  # why the job is still pending, when it could not be handed to a worker
