@@ -1,20 +1,24 @@
 """Organiser pages of issue 18: the final ranking (publish with confirmation, recompute with the
-differences listed). Every action goes through the same store functions as the admin API."""
+differences listed) and the re-audit under today's policy. Every action goes through the same
+store functions as the admin API (and so is audited the same way)."""
 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
-from api.deps import NowDep, SessionDep, SettingsDep
+from api.deps import DispatcherDep, NowDep, SessionDep, SettingsDep
+from api.job_dispatch import dispatch_job
 from api.pages.admin import AdminViewer, Csrf
 from api.pages.auth import check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import render
 from api.schemas.bounds import PlainText
 from api.store import FinalChange, Session, final_state, recompute_final, set_final_published
+from api.store.jobs import JobKind, list_jobs, start_job
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -62,3 +66,25 @@ def recompute(
     check_csrf(request, settings, csrf)
     done = recompute_final(session, competition=slug, actor=viewer, now=now, reason=reason, override=override)
     return _page(request, session, slug, now, changes=done.changes, recomputed=True)
+
+
+@router.get("/admin/c/{slug}/reaudit")
+def reaudit_page(slug: str, request: Request, session: SessionDep, _viewer: AdminViewer,
+                 note: str = "") -> Response:  # fmt: skip
+    """The re-audit jobs of the competition and what the latest finished one found."""
+    jobs = list_jobs(session, competition=slug, kind=JobKind.REAUDIT)
+    latest = next((j for j in jobs if j.finished_at is not None), None)
+    return render(request, "admin_reaudit.html", slug=slug, jobs=jobs, latest=latest, note=note[:300])
+
+
+@router.post("/admin/c/{slug}/reaudit")
+def start_reaudit(
+    slug: str, request: Request, csrf: Csrf, session: SessionDep, settings: SettingsDep, viewer: AdminViewer,
+    dispatcher: DispatcherDep, now: NowDep, rebuild: Annotated[bool, Form()] = False,
+) -> Response:
+    """Start a re-audit in the background (audited); the page then shows its progress."""
+    check_csrf(request, settings, csrf)
+    job = start_job(session, competition=slug, kind=JobKind.REAUDIT, params={"rebuild": rebuild, "queue": "judge.cpu"},
+                    actor=viewer, now=now)  # fmt: skip
+    note = dispatch_job(dispatcher, job, "judge.cpu")
+    return RedirectResponse(f"/admin/c/{slug}/reaudit" + (f"?note={quote(note)}" if note else ""), status_code=303)

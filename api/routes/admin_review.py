@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from api.deps import AdminDep, DispatcherDep, NowDep, SessionDep
-from api.dispatch import DispatchUnavailable, RunDispatcher
+from api.job_dispatch import dispatch_job
 from api.schemas.bounds import JobId
 from api.schemas.organisers import (
     FinalStatePublic,
@@ -18,7 +18,7 @@ from api.schemas.organisers import (
     RecomputeRequest,
 )
 from api.store import final_state, recompute_final
-from api.store.jobs import JobKind, JobStatus, JobView, get_job, list_jobs, start_job
+from api.store.jobs import JobKind, JobStatus, get_job, list_jobs, start_job
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -36,18 +36,6 @@ def recompute(slug: str, body: RecomputeRequest, admin: AdminDep, session: Sessi
     done = recompute_final(session, competition=slug, actor=admin, now=now, reason=body.reason,
                            override=body.override, dry_run=body.dry_run)  # fmt: skip
     return RecomputePublic.model_validate(done)
-
-
-def dispatch_job(dispatcher: RunDispatcher, job: JobView, queue: str) -> str:
-    """Hand the job to a worker; the reason it stays pending, when it could not be."""
-    enqueue = getattr(dispatcher, "enqueue_job", None)
-    if enqueue is None:
-        return "this server's dispatcher takes no organiser jobs; run them with a Celery worker (opjudge worker)"
-    try:
-        enqueue(job.id, queue)
-    except DispatchUnavailable as error:
-        return f"{error}; send it again with POST /api/v1/admin/jobs/{job.id}/dispatch"
-    return ""
 
 
 @router.post("/competitions/{slug}/reaudit", status_code=202, response_model=JobPublic)

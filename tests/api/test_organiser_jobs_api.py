@@ -18,11 +18,16 @@ from workers.settings import WorkerSettings
 SYSTEM = b'#include "add_mul_relu.h"\n#include <cstdlib>\nint kernel_run(void) { return std::system("id"); }\n'
 
 
+def worker_context(settings: Settings, tmp_path: Path) -> WorkerContext:
+    """What a worker on this database runs jobs with."""
+    return WorkerContext(WorkerSettings(database_url=settings.database_url, judge_secret=settings.judge_secret,
+                                        token_pepper="token-pepper-for-tests-0123456789", work_root=tmp_path / "w",
+                                        cache_dir=tmp_path / "c"), name="judge.cpu@jobs")  # fmt: skip
+
+
 @pytest.fixture
 def worker(settings: Settings, tmp_path: Path) -> Iterator[WorkerContext]:
-    ctx = WorkerContext(WorkerSettings(database_url=settings.database_url, judge_secret=settings.judge_secret,
-                                       token_pepper="token-pepper-for-tests-0123456789", work_root=tmp_path / "w",
-                                       cache_dir=tmp_path / "c"), name="judge.cpu@jobs")  # fmt: skip
+    ctx = worker_context(settings, tmp_path)
     yield ctx
     ctx.close()
 

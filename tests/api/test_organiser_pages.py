@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,7 +14,10 @@ from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
 from api.store import Database, Session, leaderboard
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
+from tests.api.helpers import upload
 from tests.api.judging import judged, open_quotas
+from tests.api.test_organiser_jobs_api import SYSTEM, worker_context
+from workers.organiser_jobs import run_organiser_job
 
 
 @pytest.fixture
@@ -73,3 +77,22 @@ def test_the_organisers_page_confirms_an_early_publish_and_recomputes(
     pages.cookies.clear()
     board = pages.get("/api/v1/competitions/cup/leaderboard?final=true").json()
     assert [r["team_name"] for r in board["rows"] if r["rank"]] == ["bravo", "alpha"]
+
+
+def test_the_reaudit_page_starts_a_job_and_lists_its_refusals(
+    pages: TestClient, settings: Settings, contest: Contest, tmp_path: Path
+) -> None:
+    bad = upload(pages, contest.auth("bravo"), files=[("kernel.cpp", SYSTEM)]).json()["id"]
+    csrf = _as(pages, settings, contest, "admin")
+    started = pages.post("/admin/c/cup/reaudit", data={"csrf": csrf}, follow_redirects=False)
+    assert started.status_code == 303 and "note=" in started.headers["location"]  # the test dispatcher keeps it
+    page = pages.get(started.headers["location"])
+    assert 'id="dispatch-note"' in page.text and "pending" in page.text
+    ctx = worker_context(settings, tmp_path)
+    try:
+        job_id = pages.get("/api/v1/admin/competitions/cup/jobs", headers=contest.auth("admin")).json()[0]["id"]
+        assert run_organiser_job(ctx, job_id) == "done"
+    finally:
+        ctx.close()
+    done = pages.get("/admin/c/cup/reaudit")
+    assert f'href="/s/{bad}"' in done.text and "bravo" in done.text and "kernel.cpp:3" in done.text
