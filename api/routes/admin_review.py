@@ -9,16 +9,22 @@ from fastapi import APIRouter, Query
 
 from api.deps import AdminDep, DispatcherDep, NowDep, SessionDep
 from api.job_dispatch import dispatch_job
-from api.schemas.bounds import JobId
+from api.schemas.bounds import JobId, PairId
 from api.schemas.organisers import (
     FinalStatePublic,
     JobPublic,
+    PairDecision,
+    PairDetailPublic,
+    PairPublic,
     ReauditRequest,
     RecomputePublic,
     RecomputeRequest,
+    SimilarityRequest,
+    SourceFilePublic,
 )
 from api.store import final_state, recompute_final
 from api.store.jobs import JobKind, JobStatus, get_job, list_jobs, start_job
+from api.store.similarity import Decision, decide_pair, get_pair, list_pairs, pair_sources
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -69,3 +75,39 @@ def redispatch(job_id: JobId, _admin: AdminDep, session: SessionDep, dispatcher:
     if found.status is JobStatus.PENDING:
         note = dispatch_job(dispatcher, found, str(found.params.get("queue", "judge.cpu")))
     return JobPublic.model_validate({**found.__dict__, "dispatch": note})
+
+
+@router.post("/competitions/{slug}/similarity", status_code=202, response_model=JobPublic)
+def machine_review(slug: str, body: SimilarityRequest, admin: AdminDep, session: SessionDep,
+                   dispatcher: DispatcherDep, now: NowDep) -> JobPublic:  # fmt: skip
+    """Compare, per problem, each team's latest and best submission with every other team's, in the
+    background (winnowing fingerprints; the header and baselines subtracted); pairs at or above
+    `threshold` are kept for the organisers to decide."""
+    job = start_job(session, competition=slug, kind=JobKind.SIMILARITY, actor=admin, now=now,
+                    params={"threshold": body.threshold, "queue": body.queue})  # fmt: skip
+    return JobPublic.model_validate({**job.__dict__, "dispatch": dispatch_job(dispatcher, job, body.queue)})
+
+
+@router.get("/competitions/{slug}/similar-pairs", response_model=list[PairPublic])
+def similar_pairs(slug: str, _admin: AdminDep, session: SessionDep,
+                  minimum: Annotated[float, Query(ge=0, le=1)] = 0.0) -> list[PairPublic]:  # fmt: skip
+    """The pairs machine review kept, most similar first."""
+    return [PairPublic.model_validate(p) for p in list_pairs(session, competition=slug, minimum=minimum)]
+
+
+@router.get("/similar-pairs/{pair_id}", response_model=PairDetailPublic)
+def similar_pair(pair_id: PairId, _admin: AdminDep, session: SessionDep) -> PairDetailPublic:
+    """A pair with both submissions' files; `regions` says which characters match."""
+    pair = get_pair(session, pair_id=pair_id)
+    files = pair_sources(session, pair=pair)
+    return PairDetailPublic(pair=PairPublic.model_validate(pair),
+                            files_a=[SourceFilePublic(name=n, content=c) for n, c in files[pair.submission_a]],
+                            files_b=[SourceFilePublic(name=n, content=c) for n, c in files[pair.submission_b]])
+
+
+@router.put("/similar-pairs/{pair_id}", response_model=PairPublic)
+def decide(pair_id: PairId, body: PairDecision, admin: AdminDep, session: SessionDep, now: NowDep) -> PairPublic:
+    """Record the decision on a pair: `cleared`, `flagged` (with a note), or null (audited)."""
+    decision = Decision(body.decision) if body.decision else None
+    return PairPublic.model_validate(decide_pair(session, pair_id=pair_id, decision=decision, note=body.note,
+                                                 actor=admin, now=now))  # fmt: skip

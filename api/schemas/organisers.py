@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -67,3 +67,40 @@ class JobPublic(Public):
     started_at: datetime | None
     finished_at: datetime | None
     dispatch: str = ""  # why the job is still pending, when it could not be handed to a worker
+
+
+class SimilarityRequest(Create):
+    threshold: float = Field(default=0.5, gt=0, le=1)  # pairs whose matched share reaches this are kept
+    queue: str = Field(default="judge.cpu", pattern=r"^judge\.[a-z0-9_.-]{1,60}$")
+
+
+class PairPublic(Public):
+    id: int
+    problem: str
+    similarity: float
+    submission_a: int
+    team_a: str
+    submission_b: int
+    team_b: str
+    regions: dict[str, Any]  # {"a": [[file, start, end], ...], "b": [...], "share_a": x, "share_b": y}
+    decision: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    note: str
+    job_id: int
+
+
+class SourceFilePublic(Public):
+    name: str
+    content: str
+
+
+class PairDetailPublic(Public):
+    pair: PairPublic
+    files_a: list[SourceFilePublic]
+    files_b: list[SourceFilePublic]
+
+
+class PairDecision(Create):
+    decision: Literal["cleared", "flagged"] | None  # None: undecided again
+    note: PlainText = Field(default="", max_length=2000)
