@@ -57,18 +57,39 @@ def similarity(ctx: WorkerContext, session: Session, job: JobView) -> dict[str, 
     found: list[FoundPair] = []
     candidates = 0
     for slug, docs in by_problem.items():
-        boilerplate = _boilerplate(ctx, slug, docs)
-        prints = [_fingerprint(d, boilerplate) for d in docs]
-        pairs = candidate_pairs(prints, threshold)
-        candidates += len(pairs)
-        for i, j in pairs:
-            pair = _compare(prints[i], prints[j])
-            if pair is not None and pair.similarity >= threshold:
-                found.append(pair)
+        pairs, compared = compare_documents(docs, _boilerplate(ctx, slug, docs), threshold)
+        found += pairs
+        candidates += compared
     stored = store_pairs(session, competition_id=job.competition_id, job_id=job.id, pairs=found)
     log.info("similarity job %s: %d documents, %d candidates, %d pairs", job.id, len(documents), candidates, stored)
     return {"documents": len(documents), "problems": sorted(by_problem), "candidates": candidates,
             "pairs": stored, "threshold": threshold}  # fmt: skip
+
+
+def compare_documents(docs: list[ReviewDocument], boilerplate: np.ndarray,
+                      threshold: float) -> tuple[list[FoundPair], int]:  # fmt: skip
+    """The pairs of one problem's documents at or above `threshold`, and how many were compared in full."""
+    prints = [_fingerprint(d, boilerplate) for d in docs]
+    candidates = candidate_pairs(prints, threshold)
+    found = []
+    for i, j in candidates:
+        pair = _compare(prints[i], prints[j])
+        if pair is not None and pair.similarity >= threshold:
+            found.append(pair)
+    return found, len(candidates)
+
+
+def boilerplate_of(texts: list[str], languages: set[str]) -> np.ndarray:
+    """The fingerprints of code every team starts from (the header, baselines, starters)."""
+    from copydetect import CodeFingerprint
+
+    hashes: set[int] = set()
+    for text in texts:
+        for language in languages:
+            print_ = CodeFingerprint("boilerplate", NOISE_T, GUARANTEE_T - NOISE_T + 1, language=language,
+                                     fp=io.StringIO(text))  # fmt: skip
+            hashes.update(int(h) for h in print_.hashes)
+    return np.array(sorted(hashes), dtype=np.int64)
 
 
 def candidate_pairs(prints: list[_Print], threshold: float) -> list[tuple[int, int]]:
@@ -107,19 +128,11 @@ def _fingerprint(doc: ReviewDocument, boilerplate: np.ndarray) -> _Print:
 
 def _boilerplate(ctx: WorkerContext, slug: str, docs: list[ReviewDocument]) -> np.ndarray:
     """Fingerprints of the problem's header and baseline kernels (and any starter file beside them)."""
-    from copydetect import CodeFingerprint
-
     problem = load_problem(slug, ctx.settings.problems_dir, ctx.settings.reference_dir)
     paths: list[Path] = [problem.header, *problem.baselines.values()]
     paths += sorted((ctx.settings.reference_dir / slug).glob("**/starter*"))
-    hashes: set[int] = set()
-    for path in paths:
-        if path.is_file():
-            for language in {LANGUAGE[d.backend] for d in docs}:
-                print_ = CodeFingerprint(path.name, NOISE_T, GUARANTEE_T - NOISE_T + 1, language=language,
-                                         fp=io.StringIO(path.read_text(errors="replace")))  # fmt: skip
-                hashes.update(int(h) for h in print_.hashes)
-    return np.array(sorted(hashes), dtype=np.int64)
+    texts = [path.read_text(errors="replace") for path in paths if path.is_file()]
+    return boilerplate_of(texts, {LANGUAGE[d.backend] for d in docs})
 
 
 def _compare(a: _Print, b: _Print) -> FoundPair | None:

@@ -3,9 +3,14 @@ and organiser jobs run by a worker (re-audit under today's policy, machine revie
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
 
 from api.deps import AdminDep, DispatcherDep, NowDep, SessionDep
 from api.job_dispatch import dispatch_job
@@ -23,6 +28,7 @@ from api.schemas.organisers import (
     SourceFilePublic,
 )
 from api.store import final_state, recompute_final
+from api.store.data_release import build_release
 from api.store.jobs import JobKind, JobStatus, get_job, list_jobs, start_job
 from api.store.similarity import Decision, decide_pair, get_pair, list_pairs, pair_sources
 
@@ -111,3 +117,23 @@ def decide(pair_id: PairId, body: PairDecision, admin: AdminDep, session: Sessio
     decision = Decision(body.decision) if body.decision else None
     return PairPublic.model_validate(decide_pair(session, pair_id=pair_id, decision=decision, note=body.note,
                                                  actor=admin, now=now))  # fmt: skip
+
+
+@router.get("/competitions/{slug}/release.zip", response_class=FileResponse)
+def data_release(slug: str, admin: AdminDep, session: SessionDep, now: NowDep,
+                 anonymise: Annotated[bool, Query(description="team and reviewer names as team-001, ...")] = False,
+                 ) -> FileResponse:  # fmt: skip
+    """The whole contest for publication, once it has ended: Parquet files (submissions with their
+    sources, per-case results, final ranking, reviewers' totals) and a data card README.md that
+    `datasets.load_dataset` reads (audited)."""
+    work = Path(tempfile.mkdtemp(prefix="opjudge-release-"))
+    try:
+        release = build_release(session, competition=slug, folder=work / slug, anonymise=anonymise, actor=admin,
+                                now=now)  # fmt: skip
+        archive = shutil.make_archive(str(work / f"{slug}-release"), "zip", root_dir=work, base_dir=slug)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    name = f"{slug}-release{'-anonymised' if release.anonymised else ''}.zip"
+    return FileResponse(archive, media_type="application/zip", filename=name,
+                        background=BackgroundTask(shutil.rmtree, work, ignore_errors=True))  # fmt: skip
