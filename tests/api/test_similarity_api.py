@@ -74,7 +74,8 @@ def test_pairs_side_by_side_and_a_decision_per_pair(
     listing = pages.get("/admin/c/cup/similarity?minimum=0.5")
     assert listing.status_code == 200 and f'href="/admin/similarity/{pair["id"]}"' in listing.text
     side = pages.get(f"/admin/similarity/{pair['id']}")
-    assert side.status_code == 200 and side.text.count("<mark>") >= 2 and "fast_path" in side.text
+    assert side.status_code == 200 and side.text.count('<mark id="match-') >= 2 and "fast_path" in side.text
+    assert 'href="#match-b-0"' in side.text  # a link jumps to each match
     flagged = pages.post(f"/admin/similarity/{pair['id']}", data={"csrf": csrf, "decision": "flagged",
                                                                   "note": "renamed copy"})  # fmt: skip
     assert flagged.status_code == 200 and "renamed copy" in flagged.text
