@@ -4,6 +4,7 @@ store functions as the admin API (and so is audited the same way)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 from urllib.parse import quote
 
@@ -25,12 +26,12 @@ router = APIRouter(include_in_schema=False, route_class=PageRoute)
 Reason = Annotated[PlainText, Form(max_length=2000)]
 
 
-def _page(request: Request, session: Session, slug: str, now: object, *, confirm: bool = False,
+def _page(request: Request, session: Session, slug: str, now: datetime, *, confirm: bool = False,
           changes: tuple[FinalChange, ...] | None = None, recomputed: bool = False) -> Response:  # fmt: skip
-    state = final_state(session, competition=slug, now=now)  # type: ignore[arg-type]
+    state = final_state(session, competition=slug, now=now)
     preview = None
     if state.snapshot is not None and changes is None:
-        preview = recompute_final(session, competition=slug, actor=None, now=now, dry_run=True).changes  # type: ignore[arg-type]
+        preview = recompute_final(session, competition=slug, actor=None, now=now, dry_run=True).changes
     return render(request, "admin_final.html", state=state, confirm=confirm, preview=preview,
                   changes=changes, recomputed=recomputed)  # fmt: skip
 
