@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -27,6 +27,7 @@ from judge.backends import Backend
 from judge.verdict import Verdict
 
 _MAX_ERROR = 4000
+LOST_AFTER_S = 7 * 3600  # longer than the Celery task's time limit (workers/celery_app.py, 6 h)
 
 
 class JobKind(StrEnum):
@@ -73,6 +74,13 @@ def start_job(session: Session, *, competition: str, kind: JobKind, params: dict
               actor: Principal | None, now: datetime) -> JobView:  # fmt: skip
     """A pending job (audited; commits); refused while one of the same kind is pending or running."""
     comp = competition_row(session, competition, for_update=True)
+    # A job running longer than any worker lets it (its worker died) would block every later one.
+    session.execute(
+        update(OrganiserJob).where(OrganiserJob.competition_id == comp.id,
+                                   OrganiserJob.status == JobStatus.RUNNING.value,
+                                   OrganiserJob.started_at < now - timedelta(seconds=LOST_AFTER_S))
+        .values(status=JobStatus.FAILED.value, finished_at=now, error="lost: its worker gave no result in time")
+    )  # fmt: skip
     busy = session.scalar(select(OrganiserJob.id).where(
         OrganiserJob.competition_id == comp.id, OrganiserJob.kind == kind.value,
         OrganiserJob.status.in_([JobStatus.PENDING.value, JobStatus.RUNNING.value])))  # fmt: skip

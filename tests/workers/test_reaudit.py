@@ -65,3 +65,18 @@ def test_a_second_reaudit_waits_for_the_first(ctx: WorkerContext, demo) -> None:
         start_job(session, competition="demo", kind=JobKind.REAUDIT, params={}, actor=None, now=utcnow())
         with pytest.raises(ConflictError, match="has not finished yet"):
             start_job(session, competition="demo", kind=JobKind.REAUDIT, params={}, actor=None, now=utcnow())
+
+
+def test_a_job_whose_worker_died_does_not_block_the_next(ctx: WorkerContext, demo) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from api.store.jobs import claim_job
+
+    with ctx.db.session() as session:
+        stuck = start_job(session, competition="demo", kind=JobKind.REAUDIT, params={}, actor=None,
+                          now=utcnow() - timedelta(hours=8))  # fmt: skip
+        claim_job(session, job_id=stuck.id, now=utcnow() - timedelta(hours=8))
+        fresh = start_job(session, competition="demo", kind=JobKind.REAUDIT, params={}, actor=None, now=utcnow())
+        assert get_job(session, job_id=stuck.id).status is JobStatus.FAILED and "lost" in get_job(
+            session, job_id=stuck.id).error
+        assert fresh.status is JobStatus.PENDING
