@@ -112,8 +112,11 @@ def test_a_renamed_copy_is_found_and_an_independent_kernel_is_not(ctx: WorkerCon
         assert not any(charlie in key for key in found)
         regions = found[(alpha, bravo)].regions
         assert regions["a"] and all(name == "kernel.cpp" and start < end for name, start, end in regions["a"])
-        # Nothing of the baseline matches, except a k-gram that spans its end and the added code's start.
-        assert min(start for _n, start, _e in regions["a"]) >= len(BASELINE.read_bytes()) - 2 * GUARANTEE_T
+        # Nothing of the baseline matches, except a k-gram or two across its end and the added code's start
+        # (copydetect hashes with Python's salted hash(): which k-grams winnowing keeps varies by process).
+        base = len(BASELINE.read_bytes())
+        assert sum(max(0, min(end, base) - start) for _n, start, end in regions["a"]) < 4 * GUARANTEE_T
+        assert max(end for _n, _s, end in regions["a"]) > base + len(ORIGINAL) // 2
         pair = found[(alpha, bravo)]
         with pytest.raises(Exception, match="say why"):
             decide_pair(session, pair_id=pair.id, decision=Decision.FLAGGED, note=" ", actor=None, now=utcnow())
