@@ -112,6 +112,9 @@ def test_organisers_review_a_pair_side_by_side(site: LiveSite, written: dict[str
     page.locator("#pairs tr", has_text="charlie").locator("a.open-pair").first.click()
     expect(page.locator("#side-a mark").first).to_be_visible()
     assert "fast_path" in page.locator("#side-b mark").all_inner_texts()[0] + page.locator("#side-b").inner_text()
+    for side in ("a", "b"):  # each side's link scrolls its file to the first match
+        page.click(f"#side-{side} a[href='#match-{side}-0']")
+    expect(page.locator("#match-b-0")).to_be_in_viewport()
     screenshot(page, tmp_path, "admin-pair.png", docs=True)
     page.fill("#pair-note", "the same blocking with the names changed")
     page.click("#flag-pair")
