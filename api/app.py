@@ -20,7 +20,7 @@ from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
-from api.routes import admin_contest, admin_judging, boards, problems, reviews, submissions
+from api.routes import admin_contest, admin_judging, admin_review, boards, finals, problems, reviews, submissions
 from api.settings import Settings
 from api.store import Database
 from api.store.types import utcnow
@@ -62,7 +62,7 @@ def create_app(
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
     install_error_handlers(app)
-    for module in (submissions, boards, problems, reviews, admin_contest, admin_judging):
+    for module in (submissions, boards, problems, reviews, admin_contest, admin_judging, admin_review, finals):
         app.include_router(module.router)
     if pages:
         _include_pages(app)

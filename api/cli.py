@@ -7,6 +7,7 @@ imports the web or the database, and the service adds to it without edits there.
 from __future__ import annotations
 
 import api.client.commands
+import api.client.finals
 import judge.cli
 import workers.commands
 
@@ -16,6 +17,7 @@ def build_app() -> object:
     # Service commands register here, one line per part (serve/worker, team client).
     workers.commands.register(app)
     api.client.commands.register(app)
+    api.client.finals.register(app)
     return app
 
 

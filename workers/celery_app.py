@@ -35,6 +35,8 @@ from workers.tasks import Outcome, StoreUnavailableError, judge_run
 log = logging.getLogger("opjudge.worker")
 
 JUDGE_TASK = "opjudge.judge_run"
+JOB_TASK = "opjudge.organiser_job"  # issue 18: re-audit and machine review (workers/organiser_jobs.py)
+JOB_TIME_LIMIT_S = 6 * 3600  # a re-audit that rebuilds a whole contest runs for hours, not a run's minutes
 # How long a task waits before it is tried again after the database stayed down.
 STORE_RETRY_COUNTDOWN_S = 30.0
 # What publishing raises when the broker cannot be reached (kombu wraps most, not all, of them).
@@ -93,6 +95,7 @@ def make_celery(
     )
     app.ctx = ctx or WorkerContext(settings)
     _register_tasks(app)
+    _register_job_task(app)
     # A pool child must open its own database connections (workers/context.py).
     worker_process_init.connect(lambda **_: app.ctx.forget_database(), weak=False,
                                 dispatch_uid=f"opjudge-forget-db-{id(app)}")
@@ -114,6 +117,15 @@ def _register_tasks(app: OpjudgeCelery) -> None:
         if outcome.outcome is Outcome.RETRY:
             _retry_with_backoff(self, app.ctx, run_id, outcome.retry_in_s or 0.0)
         return outcome.outcome.value
+
+
+def _register_job_task(app: OpjudgeCelery) -> None:
+    @app.task(name=JOB_TASK, shared=False, acks_late=True, ignore_result=True, time_limit=JOB_TIME_LIMIT_S)
+    def organiser_job_task(job_id: int) -> str:
+        """Run an organiser job once; a second delivery finds it claimed and does nothing."""
+        from workers.organiser_jobs import run_organiser_job
+
+        return run_organiser_job(app.ctx, job_id)
 
 
 def _retry_with_backoff(task: Task, ctx: WorkerContext, run_id: int, countdown: float) -> None:
@@ -144,6 +156,13 @@ class CeleryDispatcher:
         """
         try:
             self._app.send_task(JUDGE_TASK, kwargs={"run_id": run_id}, queue=queue, priority=priority, retry=False)
+        except BROKER_ERRORS as exc:
+            raise DispatchUnavailable(f"the broker is unavailable ({type(exc).__name__}: {exc})") from exc
+
+    def enqueue_job(self, job_id: int, queue: str) -> None:
+        """Publish an organiser job to a worker queue; DispatchUnavailable when the broker is down."""
+        try:
+            self._app.send_task(JOB_TASK, kwargs={"job_id": job_id}, queue=queue, retry=False)
         except BROKER_ERRORS as exc:
             raise DispatchUnavailable(f"the broker is unavailable ({type(exc).__name__}: {exc})") from exc
 

@@ -48,6 +48,13 @@ class InProcessDispatcher:
     def _put(self, priority: int, run_id: int, take_over: bool) -> None:
         self._queue.put((priority, next(self._arrivals), run_id, take_over))
 
+    def enqueue_job(self, job_id: int, queue: str) -> None:
+        """An organiser job (api/store/jobs.py) in a thread of its own, beside the judging one."""
+        from workers.organiser_jobs import run_organiser_job
+
+        threading.Thread(target=run_organiser_job, args=(self._ctx, job_id), name=f"opjudge-job-{job_id}",
+                         daemon=True).start()  # fmt: skip
+
     def start(self) -> None:
         """Take back orphaned runs, then start judging."""
         for run in self._orphans():

@@ -77,6 +77,14 @@ class OpjudgeClient:
         params = {"final": "true"} if final else {}
         return self._json("GET", f"/api/v1/competitions/{competition}/leaderboard", params=params)
 
+    def finals(self) -> dict[str, Any]:
+        """The team's chosen finals and what it may choose (ranked_by `chosen`)."""
+        return self._json("GET", "/api/v1/finals")
+
+    def choose_finals(self, submission_ids: list[int]) -> dict[str, Any]:
+        """Replace the team's finals."""
+        return self._json("PUT", "/api/v1/finals", json={"submission_ids": submission_ids})
+
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = self._http.request(method, path, **kwargs)

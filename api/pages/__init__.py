@@ -11,11 +11,11 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from api.pages import admin, auth, board, problem, report, review, static, team
+from api.pages import admin, auth, board, finals, organisers, problem, report, review, similarity, static, team
 from api.pages.web import render
 
 pages_router = APIRouter(include_in_schema=False)
-for _module in (static, auth, board, problem, report, team, admin, review):
+for _module in (static, auth, board, problem, report, team, finals, admin, organisers, similarity, review):
     pages_router.include_router(_module.router)
 
 

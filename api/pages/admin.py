@@ -2,7 +2,7 @@
 
 Every action goes through the same store functions as the admin API (and so
 is audited the same way): rejudge, disqualify or reinstate a submission, and
-publish or hide the final ranking.
+publish or hide the final ranking (api/pages/organisers.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from api.store import (
     list_workers,
     queue_load,
     rejudge,
-    set_final_published,
 )
 from api.store.page_queries import runs_in_flight, submission_competition
 
@@ -100,14 +99,3 @@ def reinstate(
     check_csrf(request, settings, csrf)
     disqualify_submission(session, submission_id=submission_id, reason=None, actor=viewer, now=now)
     return RedirectResponse(f"/s/{submission_id}", status_code=303)
-
-
-@router.post("/admin/c/{slug}/final")
-def publish_final(
-    slug: str, request: Request, csrf: Csrf, published: Annotated[bool, Form()], session: SessionDep,
-    settings: SettingsDep, viewer: AdminViewer, now: NowDep,
-) -> Response:
-    """Show the final ranking to everyone, or hide it again."""
-    check_csrf(request, settings, csrf)
-    set_final_published(session, competition=slug, published=published, actor=viewer, now=now)
-    return RedirectResponse(f"/c/{slug}?view={'final' if published else 'public'}", status_code=303)

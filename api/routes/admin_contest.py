@@ -92,8 +92,10 @@ def set_freeze(slug: str, body: FreezeUpdate, admin: AdminDep, session: SessionD
 def publish_final(
     slug: str, body: FinalPublish, admin: AdminDep, session: SessionDep, now: NowDep
 ) -> CompetitionPublic:
-    """Publish (or hide) the final ranking."""
-    view = set_final_published(session, competition=slug, published=body.published, actor=admin, now=now)
+    """Publish (or hide) the final ranking: a snapshot, taken on first publishing, which only a
+    recompute changes. Before the window ends this is refused (409) unless `override` and a `reason`."""
+    view = set_final_published(session, competition=slug, published=body.published, actor=admin, now=now,
+                               override=body.override, reason=body.reason)  # fmt: skip
     return CompetitionPublic.model_validate(view)
 
 

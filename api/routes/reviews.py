@@ -6,8 +6,9 @@ from fastapi import APIRouter
 
 from api.deps import NowDep, ReviewerDep, SessionDep
 from api.schemas.bounds import TeamId
-from api.schemas.reviews import FinalistPublic, ReviewCreate, ReviewPublic
+from api.schemas.reviews import FinalistPublic, FinalistSubmissionPublic, ReviewCreate, ReviewPublic
 from api.store import list_finalists, put_review, reviewer_marks
+from api.store.finalist_reads import finalist_submissions
 
 router = APIRouter(prefix="/api/v1/review", tags=["reviewers"])
 
@@ -17,6 +18,15 @@ def finalists(reviewer: ReviewerDep, session: SessionDep) -> list[FinalistPublic
     """The finalist teams of the reviewer's competition, with the submissions that rank."""
     assert reviewer.competition_id is not None
     return [FinalistPublic.model_validate(f) for f in list_finalists(session, competition_id=reviewer.competition_id)]
+
+
+@router.get("/teams/{team_id}/submissions", response_model=list[FinalistSubmissionPublic])
+def team_submissions(team_id: TeamId, reviewer: ReviewerDep, session: SessionDep) -> list[FinalistSubmissionPublic]:
+    """Every submission of a finalist team, newest first, unranked and disqualified ones too, each
+    marked `ranked` or not; read any one's files with `GET /api/v1/submissions/{id}/sources`."""
+    assert reviewer.competition_id is not None
+    found = finalist_submissions(session, competition_id=reviewer.competition_id, team_id=team_id)
+    return [FinalistSubmissionPublic.model_validate(f) for f in found]
 
 
 @router.put("/teams/{team_id}", response_model=ReviewPublic)

@@ -35,6 +35,8 @@ SubmissionId = Annotated[int, _existing_id("submission")]
 TeamId = Annotated[int, _existing_id("team")]
 TokenId = Annotated[int, _existing_id("token")]
 ReviewerId = Annotated[int, _existing_id("reviewer")]
+JobId = Annotated[int, _existing_id("job")]  # an organiser job (issue 18)
+PairId = Annotated[int, _existing_id("similar pair")]  # a pair machine review found (issue 18)
 
 # Ids used as a filter or a page cursor: out of range is a malformed request, 422.
 IdFilter = Annotated[int, Field(ge=1, le=INT_MAX)]

@@ -55,6 +55,7 @@ class CompetitionPublic(Public):
     rubric: dict[str, float]
     reproduction_tolerance: float
     final_published: bool
+    finals_limit: int  # ranked_by `chosen`: finals a team may mark per problem
     problems: list[ProblemLinkPublic]
     # Every run mode's quota (judging.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
@@ -77,6 +78,7 @@ class _Settable(Create):
     reproduction_tolerance: float | None = Field(default=None, gt=0, lt=10)
     mode_quotas: dict[RunMode, ModeQuotaUpdate] | None = None
     baseline_public: bool | None = None
+    finals_limit: int | None = Field(default=None, ge=1, le=50)  # ranked_by `chosen`
 
 
 class CompetitionCreate(_Settable):
@@ -103,3 +105,6 @@ class FreezeUpdate(Create):
 
 class FinalPublish(Create):
     published: bool
+    # While the submission window is open, publishing needs both (judging.md "Final ranking"; audited).
+    override: bool = False
+    reason: PlainText = Field(default="", max_length=2000)

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from api.schemas.base import Create, Public
 from api.schemas.bounds import Number, PlainText
+from api.schemas.submissions import SubmissionPublic
 
 COMMENT_MAX_CHARS = 10_000  # the review page's form takes the same
 
@@ -35,3 +36,8 @@ class FinalistPublic(Public):
     team_name: str
     submission_ids: dict[str, int]
     online_score: float | None
+
+
+class FinalistSubmissionPublic(Public):
+    submission: SubmissionPublic
+    ranked: bool  # what the final ranking scores for its problem (the review pages show only these)

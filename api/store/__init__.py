@@ -16,7 +16,6 @@ from api.store.competitions import (
     create_competition,
     get_competition,
     list_competitions,
-    set_final_published,
     update_competition,
 )
 from api.store.db import DB_UNAVAILABLE_ERRORS, Database, Session, db_unavailable_reason, upgrade_database
@@ -32,6 +31,15 @@ from api.store.errors import (
     StoreError,
 )
 from api.store.exports import ExportKind, csv_value, export_rows, log_export
+from api.store.final_ranking import (
+    FinalChange,
+    FinalState,
+    Recompute,
+    SnapshotInfo,
+    final_state,
+    recompute_final,
+    set_final_published,
+)
 from api.store.modes import DEFAULT_QUOTAS, ModeQuota, QueuePriority, all_mode_quotas, mode_quota
 from api.store.ranking import (
     BoardColumn,
@@ -215,6 +223,12 @@ __all__ = [
     "runs_to_dispatch",
     "seed_demo",
     "set_final_published",
+    "FinalChange",
+    "FinalState",
+    "Recompute",
+    "SnapshotInfo",
+    "final_state",
+    "recompute_final",
     "set_finalists",
     "start_reproductions",
     "stuck_runs",

@@ -24,9 +24,10 @@ from judge.problem import Problem as ProblemDefinition
 EDITABLE = {
     "title", "starts_at", "ends_at", "freeze_at", "quota_per_day", "min_interval_s", "max_in_flight",
     "online_weight", "reviewer_weight", "relative_to", "ranked_by", "score_cap", "rubric",
-    "reproduction_tolerance", "mode_quotas", "baseline_public",
+    "reproduction_tolerance", "mode_quotas", "baseline_public", "finals_limit",
 }  # fmt: skip
-SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight"}
+SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight", "finals_limit"}
+MAX_FINALS = 50  # finals_limit: at most this many chosen finals per team and problem
 
 
 def competition_row(session: Session, slug: str, *, for_update: bool = False) -> Competition:
@@ -86,6 +87,7 @@ def create_competition(
         score_cap=200.0,
         rubric=dict(DEFAULT_RUBRIC),
         reproduction_tolerance=0.10,
+        finals_limit=2,
         final_published=False,
         baseline_public=True,
         board_version=0,
@@ -127,28 +129,6 @@ def update_competition(
     )
     if SCORING & changes.keys() or "freeze_at" in changes:
         recompute_standings(session, competition_id=row.id)
-    session.flush()
-    view = competition_view(session, row)
-    session.commit()  # after the last read: no transaction is left open
-    return view
-
-
-def set_final_published(
-    session: Session, *, competition: str, published: bool, actor: Principal | None, now: datetime
-) -> CompetitionView:
-    """Show (or hide again) the final ranking to everyone (audited; commits)."""
-    row = competition_row(session, competition, for_update=True)
-    row.final_published = published
-    row.board_version += 1  # cached boards carry the flag
-    record_audit(
-        session,
-        actor=actor,
-        action="competition.publish_final",
-        now=now,
-        competition_id=row.id,
-        target=competition,
-        details={"published": published},
-    )
     session.flush()
     view = competition_view(session, row)
     session.commit()  # after the last read: no transaction is left open
@@ -248,6 +228,7 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         max_in_flight=row.max_in_flight, online_weight=row.online_weight, reviewer_weight=row.reviewer_weight,
         relative_to=row.relative_to, ranked_by=row.ranked_by, score_cap=row.score_cap, rubric=dict(row.rubric),
         reproduction_tolerance=row.reproduction_tolerance, final_published=row.final_published,
+        finals_limit=row.finals_limit,
         board_version=row.board_version, problems=problems,
         mode_quotas={mode.value: quota.to_dict() for mode, quota in all_mode_quotas(row).items()},
         baseline_public=row.baseline_public,
@@ -293,6 +274,8 @@ def _validate(row: Competition) -> None:
     if row.freeze_at is not None and not row.starts_at <= row.freeze_at <= row.ends_at:
         raise InvalidInputError("the freeze time must lie within the competition's window")
     _check_quotas(row)
+    if not 1 <= row.finals_limit <= MAX_FINALS:
+        raise InvalidInputError(f"finals_limit must be a whole number from 1 to {MAX_FINALS}")
     for name in ("online_weight", "reviewer_weight"):
         if not math.isfinite(getattr(row, name)) or getattr(row, name) < 0:
             raise InvalidInputError(f"{name} must be a finite number, 0 or more")

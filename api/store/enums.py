@@ -54,3 +54,7 @@ class RelativeTo(StrEnum):
 class RankedBy(StrEnum):
     LATEST = "latest"  # the team's latest judged submission ranks (CANN rule)
     BEST = "best"  # the team's best-scoring submission ranks
+    # The final ranking takes the best, on the private set, of the submissions a team marked as
+    # its finals (up to the competition's finals_limit per problem; its latest until it marks any);
+    # the public board ranks the latest, as under `latest`.
+    CHOSEN = "chosen"

@@ -72,6 +72,8 @@ class Competition(Base):
     rubric: Mapped[dict[str, Any]] = mapped_column(default=lambda: dict(DEFAULT_RUBRIC))
     reproduction_tolerance: Mapped[float] = mapped_column(Float, default=0.10)
     final_published: Mapped[bool] = mapped_column(Boolean, default=False)
+    # ranked_by `chosen`: how many ranked submissions per problem a team may mark as its finals.
+    finals_limit: Mapped[int] = mapped_column(Integer, default=2, server_default="2")
     # Bumped whenever the standings change, so readers can cache a board per version.
     board_version: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime]
@@ -321,3 +323,7 @@ class Worker(Base):
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)  # host, device, toolchain, driver versions
     started_at: Mapped[datetime]
     last_seen_at: Mapped[datetime]
+
+
+# The organisers' tables (issue 18) live in their own module; imported here so the metadata has them.
+from api.store import models_organisers  # noqa: E402, F401

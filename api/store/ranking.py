@@ -108,16 +108,18 @@ def leaderboard(
     The public board honours the freeze unless `ignore_freeze` (organisers): from
     the freeze time on it shows the standings as they were then, except that
     `viewer_team` sees its own row up to date. `as_of` shows an earlier moment.
-    The final ranking is public only once published: the caller checks that.
+    The final ranking is public only once published: the caller checks that. Once a
+    snapshot of it was taken (final_ranking.py), `final` returns the snapshot.
     """
     comp = competition_row(session, competition)
     now = now or utcnow()
-    problems = tuple(session.scalars(
-        select(Problem.slug).join(CompetitionProblem, CompetitionProblem.problem_id == Problem.id)
-        .where(CompetitionProblem.competition_id == comp.id).order_by(CompetitionProblem.position)
-    ))  # fmt: skip
+    problems = _problems(session, comp)
     if final:
-        return for_viewer(session, _final(session, comp, problems, now), viewer_team=viewer_team)
+        # judging.md "Final ranking": once taken, the stored snapshot is the ranking; it never moves by itself.
+        from api.store.final_ranking import stored_final  # the snapshot module builds on this one
+
+        board = stored_final(session, competition_id=comp.id) or _final(session, comp, problems, now)
+        return for_viewer(session, board, viewer_team=viewer_team)
     moment = as_of
     frozen_at = None
     if not ignore_freeze and comp.freeze_at is not None and (as_of or now) >= comp.freeze_at:
@@ -142,6 +144,19 @@ def leaderboard(
         # freeze. The frozen board's version says only what the frozen board shows.
         board = replace(board, version=content_version(board.columns, board.rows), generated_at=frozen_at)
     return for_viewer(session, board, viewer_team=viewer_team)
+
+
+def live_final(session: Session, *, competition: str, now: datetime | None = None) -> Leaderboard:
+    """The final ranking computed now from the live standings (what a snapshot stores)."""
+    comp = competition_row(session, competition)
+    return _final(session, comp, _problems(session, comp), now or utcnow())
+
+
+def _problems(session: Session, comp: Competition) -> tuple[str, ...]:
+    return tuple(session.scalars(
+        select(Problem.slug).join(CompetitionProblem, CompetitionProblem.problem_id == Problem.id)
+        .where(CompetitionProblem.competition_id == comp.id).order_by(CompetitionProblem.position)
+    ))  # fmt: skip
 
 
 def content_version(*parts: object) -> int:

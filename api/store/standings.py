@@ -19,6 +19,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from api.store.enums import RankedBy, RelativeTo, RunKind, RunStatus
+from api.store.finals_pool import narrow_to_finals
 from api.store.models import CaseResultRow, Competition, CompetitionProblem, Problem, Run, Submission, Team
 from judge.backends import Backend, CaseSet
 from judge.modes import RunMode
@@ -106,9 +107,12 @@ def compute_standings(
         )
     )
     candidates = _candidates(competition_id, problems, as_of, team_id)
-    latest_only = comp.ranked_by is RankedBy.LATEST
+    # `chosen`: the final ranking takes the best of each team's finals; the public board its latest.
+    chosen = comp.ranked_by is RankedBy.CHOSEN and case_set is CaseSet.PRIVATE
+    latest_only = comp.ranked_by is RankedBy.LATEST or (comp.ranked_by is RankedBy.CHOSEN and not chosen)
     entries = _load_entries(session, candidates, case_set, latest_only=latest_only)
-    ranked = _rank(entries, comp.relative_to, comp.score_cap, latest_only=latest_only, reference=reference)
+    pool = narrow_to_finals(session, entries) if chosen else entries
+    ranked = _rank(pool, comp.relative_to, comp.score_cap, latest_only=latest_only, reference=reference)
     teams = _team_names(session, competition_id, team_id)
     # `entries` holds every judged entry in `best` mode, so the team's newest one is among them.
     standings = _aggregate(ranked, entries, teams, len(problems) or 1)

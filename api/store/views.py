@@ -88,6 +88,7 @@ class CompetitionView:
     problems: tuple[ProblemLink, ...] = ()
     mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)  # every mode's quota
     baseline_public: bool = True  # teams may read the baseline's source on the problem page
+    finals_limit: int = 2  # ranked_by `chosen`: finals a team may mark per problem
 
     def frozen_at(self, now: datetime) -> datetime | None:
         """The freeze time when the public board is frozen at `now`, else None."""

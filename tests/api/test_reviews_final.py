@@ -102,7 +102,7 @@ def test_final_is_public_only_once_published(client: TestClient, contest: Contes
     assert refused.status_code == 403 and "not published" in refused.json()["detail"]
     assert client.get(url, headers=contest.auth("admin")).status_code == 200
     published = client.put(f"/api/v1/admin/competitions/{contest.slug}/final", headers=contest.auth("admin"),
-                           json={"published": True})  # fmt: skip
+                           json={"published": True, "override": True, "reason": "a test"})  # fmt: skip
     assert published.status_code == 200 and published.json()["final_published"]
     board = client.get(url).json()
     assert board["final"] is True and board["case_set"] == "private"

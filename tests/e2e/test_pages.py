@@ -270,6 +270,11 @@ def test_reviewer_marks_change_the_final_ranking(site: LiveSite, seeded: dict[st
     organiser.goto(f"{site.base}/admin")
     expect(organiser.locator("#workers")).to_contain_text("judge.cpu")  # the in-process worker, with versions
     organiser.locator("#competitions button", has_text="Publish final ranking").click()
+    # The demo's window is still open: the page asks to confirm, with a reason for the audit log.
+    expect(organiser.locator("#confirm-publish")).to_contain_text("still open")
+    assert public.locator("#board th", has_text="Final").count() == 0  # nothing published by the first click
+    organiser.fill("#override-reason", "prize ceremony rehearsal")
+    organiser.click("#confirm-override")
     expect(organiser.locator(".banner.final")).to_contain_text("Final ranking.")
 
     public.goto(f"{site.base}/c/demo")
@@ -288,7 +293,17 @@ def test_reviewer_marks_change_the_final_ranking(site: LiveSite, seeded: dict[st
     expect(reviewer.locator(".banner.success")).to_contain_text("bravo")
     screenshot(reviewer, tmp_path, "review.png")
 
-    # The open final ranking updates by itself: bravo gains 0.3 x 100 and overtakes alpha.
+    # The published ranking is a snapshot: the marks change it only once the organisers recompute it.
+    public.reload()
+    assert board_names(public)[:2] == ["alpha", "bravo"] and score_of(public, bravo_id) == final_before
+    organiser.goto(f"{site.base}/admin/c/demo/final")
+    expect(organiser.locator("#differences")).to_contain_text("reviewer_score")
+    screenshot(organiser, tmp_path, "admin-final.png")
+    organiser.fill("#recompute-reason", "reviewer marks are in")
+    organiser.click("#recompute")
+    expect(organiser.locator("#recomputed")).to_contain_text("recorded in the audit log")
+    expect(organiser.locator("#differences")).to_contain_text("rank")
+    # The open final ranking follows the recompute by itself: bravo gains 0.3 x 100 and overtakes alpha.
     expect(public.locator("#board tbody tr[data-row]").first).to_have_attribute(
         "data-row", f"team-{bravo_id}", timeout=15_000)
     cells = team_row(public, bravo_id).locator("td.num")
