@@ -24,13 +24,13 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineFailed, BaselineRunner
+from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import (
     REPO_ROOT,
     WITHHELD_OUTPUT_NOTE,
     CallOutcome,
     RunnerDied,
-    RunnerFailed,
     RunnerSession,
     RunnerStartFailed,
 )
@@ -192,10 +192,13 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     except ProtocolViolation as exc:
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
+    except SubmissionBrokeRunner as exc:  # never IE once the submission's code has run (issue 16)
+        log.warning("the submission's runner failed after its code ran: %s", exc.detail[-4000:])
+        _record_failure(case_results, current or cases[0], Verdict.MLE if exc.memory else Verdict.RE, str(exc))
     except RunnerFailed as exc:
-        if exc.kind == "kernel":  # the device faulted in the call: RE on that case, like a crash
+        if exc.kind == FailureKind.KERNEL:  # the device faulted in the call: RE on that case, like a crash
             _record_failure(case_results, current or cases[0], Verdict.RE, str(exc))
-        elif exc.kind == "load":
+        elif exc.kind == FailureKind.LOAD:
             verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
             result.verdict, result.message = verdict, str(exc)
             return
@@ -340,17 +343,9 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         if sig is signal.SIGXFSZ:
             return Verdict.RE, "wrote more than the file size limit"
         return Verdict.RE, f"the process died with {sig.name}"
-    if _allocation_failed(text):
+    if allocation_failed(text):
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
     return Verdict.RE, f"the process exited with status {code} inside kernel_run"
-
-
-_ALLOCATION_FAILURES = ("MemoryError", "can't allocate memory", "Cannot allocate memory", "out of memory",
-                        "bad_alloc")
-
-
-def _allocation_failed(detail: str) -> bool:
-    return any(text in detail for text in _ALLOCATION_FAILURES)
 
 
 def _conclude(result: JudgeResult) -> None:
