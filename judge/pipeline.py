@@ -123,7 +123,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             reference_dir=reference_dir, runtime_options=runtime_options, workdir=folder,
             sandbox_limits=box_limits, env={**env, "HOME": str(folder)},
             workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
-            lockdown=sandbox.isolation is not Isolation.OFF, readonly_paths=readonly + extra,
+            lockdown=sandbox.isolation is not Isolation.OFF, runtime_rules=track.runtime_rules,
+            readonly_paths=readonly + extra,
             python_baseline=python_baseline, generation_device=track.generation_device,
             deterministic=deterministic,
         )

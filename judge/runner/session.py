@@ -118,6 +118,7 @@ class RunnerSession:
         workspace_limit_bytes: int,
         stdout_limit_bytes: int,
         lockdown: bool,
+        runtime_rules: tuple[str, ...] = (),
         readonly_paths: list[Path] | None = None,
         python_baseline: bool = False,
         generation_device: str = "cpu",
@@ -135,6 +136,7 @@ class RunnerSession:
             "libraries": {name: str(path) for name, path in libraries.items()},
             "workspace_limit_bytes": workspace_limit_bytes,
             "lockdown": lockdown,
+            "runtime_rules": list(runtime_rules) if lockdown else [],  # judge/sandbox/seal.py
             "private_output": str(workdir / PRIVATE_OUTPUT_NAME),
             "python_baseline": python_baseline,
             "generation_device": generation_device,
