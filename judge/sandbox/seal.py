@@ -14,6 +14,10 @@ right after the libraries are loaded, before any of their functions is called:
   shmat with SHM_EXEC, `personality` changes such as READ_IMPLIES_EXEC). Code written at run time
   is code no check has read: `rdtsc`, `syscall`, anything. dlopen maps libraries this way, so the
   rule waits until the submission's are loaded; dlopen from the kernel is refused with it.
+- `file_writes`: no file opened for writing (open/openat with write access, creat; openat2,
+  whose flags a filter cannot read, answers ENOSYS). Above all /proc/self/mem, whose writes
+  ignore page protections: a kernel could patch the runner's code or read-only data with it,
+  without mprotect (pygpubench's proc_mem_bypass). The runner's own files are open by then.
 - `new_filters`: no further seccomp filter (seccomp(), prctl(PR_SET_SECCOMP)), which could make
   the runner's own system calls fail on the kernel's terms.
 
@@ -29,10 +33,13 @@ handlers long after it started.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable
 from enum import StrEnum
 
 PROT_EXEC = 0x4
+O_ACCMODE = 0o3
 SHM_EXEC = 0o100000
 PR_SET_SECCOMP = 22
 PERSONALITY_QUERY = 0xFFFFFFFF
@@ -41,6 +48,7 @@ PERSONALITY_QUERY = 0xFFFFFFFF
 class RuntimeRule(StrEnum):
     SIGNAL_HANDLERS = "signal_handlers"
     EXECUTABLE_MEMORY = "executable_memory"
+    FILE_WRITES = "file_writes"
     NEW_FILTERS = "new_filters"
 
 
@@ -58,6 +66,13 @@ def _add_rules(flt, rule: RuntimeRule) -> None:  # type: ignore[no-untyped-def]
             flt.add_rule(kill, name, sc.Arg(2, sc.MASKED_EQ, PROT_EXEC, PROT_EXEC))
         flt.add_rule(kill, "shmat", sc.Arg(2, sc.MASKED_EQ, SHM_EXEC, SHM_EXEC))
         flt.add_rule(kill, "personality", sc.Arg(0, sc.NE, PERSONALITY_QUERY))
+    elif rule is RuntimeRule.FILE_WRITES:
+        flt.add_rule(kill, "open", sc.Arg(1, sc.MASKED_EQ, O_ACCMODE, os.O_WRONLY))
+        flt.add_rule(kill, "open", sc.Arg(1, sc.MASKED_EQ, O_ACCMODE, os.O_RDWR))
+        flt.add_rule(kill, "openat", sc.Arg(2, sc.MASKED_EQ, O_ACCMODE, os.O_WRONLY))
+        flt.add_rule(kill, "openat", sc.Arg(2, sc.MASKED_EQ, O_ACCMODE, os.O_RDWR))
+        flt.add_rule(kill, "creat")
+        flt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")
     elif rule is RuntimeRule.NEW_FILTERS:
         flt.add_rule(kill, "seccomp")
         flt.add_rule(kill, "prctl", sc.Arg(0, sc.EQ, PR_SET_SECCOMP))
