@@ -5,6 +5,9 @@ inputs from the seed the worker sends just before the call, poisons outputs
 and workspace, times the call on the backend's clock, and sends back the raw
 outputs with digests of the inputs taken before and after the call. Every
 decision (which calls are checked, what passes) is made by the worker.
+Right after loading the libraries it seals itself (judge/sandbox/seal.py): from then on a
+new signal action, executable memory, a file opened for writing or a new seccomp filter
+kills it, and whatever fails in it is the submission's doing (judge/runner/failures.py).
 """
 
 from __future__ import annotations
