@@ -27,6 +27,7 @@ import torch
 from judge.backends import CaseSet
 from judge.errors import JudgeError
 from judge.problem import Case, Problem
+from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
 from judge.runner.failures import runner_failure
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
 from judge.runner.reports import output_tensor, read_call_report
