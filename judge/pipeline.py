@@ -25,13 +25,13 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineFailed, BaselineRunner
+from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import (
     REPO_ROOT,
     WITHHELD_OUTPUT_NOTE,
     CallOutcome,
     RunnerDied,
-    RunnerFailed,
     RunnerSession,
     RunnerStartFailed,
 )
@@ -125,7 +125,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             reference_dir=reference_dir, runtime_options=runtime_options, workdir=folder,
             sandbox_limits=box_limits, env={**env, "HOME": str(folder)},
             workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
-            lockdown=sandbox.isolation is not Isolation.OFF, readonly_paths=readonly + extra,
+            lockdown=sandbox.isolation is not Isolation.OFF, runtime_rules=track.runtime_rules,
+            readonly_paths=readonly + extra,
             python_baseline=python_baseline, generation_device=track.generation_device,
             deterministic=deterministic,
         )
@@ -197,12 +198,15 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     except ProtocolViolation as exc:
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
+    except SubmissionBrokeRunner as exc:  # never IE once the submission's code has run (issue 16)
+        log.warning("the submission's runner failed after its code ran: %s", exc.detail[-4000:])
+        _record_failure(case_results, current or cases[0], Verdict.MLE if exc.memory else Verdict.RE, str(exc))
     except RunnerFailed as exc:
-        if exc.kind == "kernel":  # the device faulted in the call: RE on that case, like a crash
+        if exc.kind == FailureKind.KERNEL:  # the device faulted in the call: RE on that case, like a crash
             # A hang the device's watchdog ended is TLE (the NPU's faults.py marks it "[device timeout]").
             verdict = Verdict.TLE if "[device timeout]" in str(exc) else Verdict.RE
             _record_failure(case_results, current or cases[0], verdict, str(exc))
-        elif exc.kind == "load":
+        elif exc.kind == FailureKind.LOAD:
             verdict = Verdict.CE if "kernel_run" in str(exc) else Verdict.RE
             result.verdict, result.message = verdict, str(exc)
             return
@@ -353,17 +357,9 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
         if sig is signal.SIGXFSZ:
             return Verdict.RE, "wrote more than the file size limit"
         return Verdict.RE, f"the process died with {sig.name}"
-    if _allocation_failed(text):
+    if allocation_failed(text):
         return Verdict.MLE, "memory limit exceeded (an allocation failed)"
     return Verdict.RE, f"the process exited with status {code} inside kernel_run"
-
-
-_ALLOCATION_FAILURES = ("MemoryError", "can't allocate memory", "Cannot allocate memory", "out of memory",
-                        "bad_alloc")
-
-
-def _allocation_failed(detail: str) -> bool:
-    return any(text in detail for text in _ALLOCATION_FAILURES)
 
 
 def _conclude(result: JudgeResult) -> None:

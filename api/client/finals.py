@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from api.client.commands import TokenOption, UrlOption, _errors
+from api.client.commands import JsonOption, TokenOption, UrlOption, emit, errors
 from api.client.config import resolve
 from api.client.http import OpjudgeClient
 
@@ -20,12 +20,12 @@ def register(app: typer.Typer) -> None:
 
 
 @finals_app.command("show")
-def show_command(url: UrlOption = None, token: TokenOption = None) -> None:
+def show_command(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
     """Your finals, the submission each problem's final ranking scores now, and what you may mark."""
-    with _errors():
+    with errors(as_json):
         config = resolve(url=url, token=token)
         with OpjudgeClient(config.url, config.token) as client:
-            _print(client.finals())
+            _show(client.finals(), as_json)
 
 
 @finals_app.command("choose")
@@ -33,12 +33,20 @@ def choose_command(
     submission_ids: Annotated[list[int], typer.Argument(help="submission ids; none: your latest counts again")] = [],  # noqa: B006 - Typer reads the default
     url: UrlOption = None,
     token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Replace your finals by these submissions (up to the competition's limit per problem)."""
-    with _errors():
+    with errors(as_json):
         config = resolve(url=url, token=token)
         with OpjudgeClient(config.url, config.token) as client:
-            _print(client.choose_finals(list(submission_ids)))
+            _show(client.choose_finals(list(submission_ids)), as_json)
+
+
+def _show(finals: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit(finals)
+    else:
+        _print(finals)
 
 
 def _print(finals: dict[str, Any]) -> None:

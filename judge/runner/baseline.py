@@ -21,8 +21,9 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.problem import Case
+from judge.runner.failures import RunnerFailed
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import CallOutcome, RunnerDied, RunnerFailed, RunnerSession, RunnerStartFailed
+from judge.runner.session import CallOutcome, RunnerDied, RunnerSession, RunnerStartFailed
 
 log = logging.getLogger("opjudge.judge")
 

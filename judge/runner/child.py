@@ -5,11 +5,15 @@ inputs from the seed the worker sends just before the call, poisons outputs
 and workspace, times the call on the backend's clock, and sends back the raw
 outputs with digests of the inputs taken before and after the call. Every
 decision (which calls are checked, what passes) is made by the worker.
+Right after loading the libraries it seals itself (judge/sandbox/seal.py): from then on a
+new signal action, executable memory, a file opened for writing or a new seccomp filter
+kills it, and whatever fails in it is the submission's doing (judge/runner/failures.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -30,6 +34,7 @@ from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
+from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
 
 _LIBC = ctypes.CDLL(None)  # this process's C library, for fflush(NULL) of the kernel's stdio buffers
@@ -131,6 +136,7 @@ class Child:
             from judge.sandbox.lockdown import restrict_runner
 
             restrict_runner()
+        self.runtime_rules: list[str] = list(hello.get("runtime_rules", []))
         self.libraries: dict[str, str] = dict(hello["libraries"])
         self.kernels: dict[str, Kernel] = {}
 
@@ -140,6 +146,7 @@ class Child:
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
         self.known_threads = _thread_ids()
+        seal_runner(self.runtime_rules)  # before any of their functions runs (judge/sandbox/seal.py)
 
     def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
         write_frames(self.result_fd, encode_message(self.nonce, self.seq, header, blobs or {}))
@@ -350,15 +357,27 @@ def main() -> None:
                 break
     except LibraryLoadError as exc:  # the worker turns this into CE or RE
         _report_error(child, hello, options.result_fd, "load", str(exc))
-        sys.exit(3)
+        _leave(3)
     except KernelFault as exc:  # RE on the case being run; the device context is lost, so end
         _report_error(child, hello, options.result_fd, "kernel", str(exc))
-        sys.exit(3)
-    except Exception:  # the worker turns this into IE with the traceback
+        _leave(3)
+    except Exception:  # IE before the libraries were loaded; after, the worker makes it RE or MLE
         detail = traceback.format_exc(limit=8)
         _report_error(child, hello, options.result_fd, "internal", detail)
         print(detail, file=sys.stderr)
-        sys.exit(3)
+        _leave(3)
+    _leave(0)
+
+
+def _leave(status: int) -> None:
+    """End without the interpreter's finalisation, which would put signal actions back (refused
+    once the libraries are loaded, judge/sandbox/seal.py) and run whatever a kernel registered.
+    Every stdio buffer, C's (the kernel's printf) and Python's, is flushed first."""
+    _LIBC.fflush(None)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 def _report_error(child: Child | None, hello: dict[str, Any], fd: int, kind: str, detail: str) -> None:

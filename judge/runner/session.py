@@ -27,7 +27,10 @@ import torch
 from judge.backends import CaseSet
 from judge.errors import JudgeError
 from judge.problem import Case, Problem
+from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
+from judge.runner.failures import runner_failure
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
+from judge.runner.reports import output_tensor, read_call_report
 from judge.sandbox.base import Bind, Sandbox, SandboxLimits
 from judge.sandbox.paths import interpreter
 
@@ -51,14 +54,6 @@ class RunnerDied(JudgeError):
 class RunnerStartFailed(JudgeError):
     """The child ended before any submission code ran (its runtime, the driver or the sandbox
     failed): the judge's failure, never the team's."""
-
-
-class RunnerFailed(JudgeError):
-    """The child reported why it gave up: `kind` "load" (the submission's library) or "internal" (IE)."""
-
-    def __init__(self, message: str, *, kind: str = "internal") -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass
@@ -124,6 +119,7 @@ class RunnerSession:
         workspace_limit_bytes: int,
         stdout_limit_bytes: int,
         lockdown: bool,
+        runtime_rules: tuple[str, ...] = (),
         readonly_paths: list[Path] | None = None,
         python_baseline: bool = False,
         generation_device: str = "cpu",
@@ -141,6 +137,7 @@ class RunnerSession:
             "libraries": {name: str(path) for name, path in libraries.items()},
             "workspace_limit_bytes": workspace_limit_bytes,
             "lockdown": lockdown,
+            "runtime_rules": list(runtime_rules) if lockdown else [],  # judge/sandbox/seal.py
             "private_output": str(workdir / PRIVATE_OUTPUT_NAME),
             "python_baseline": python_baseline,
             "generation_device": generation_device,
@@ -157,9 +154,12 @@ class RunnerSession:
         self._closed = False
         self._drains: list[_Drain] = []  # none until launched: output_text() is then empty
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
-        self._output_specs: dict[str, Any] = {}
+        self._output_specs: dict[str, tuple[list[int], str]] = {}
+        self._tensor_names = frozenset(t.name for t in (*problem.inputs, *problem.outputs))
         self.private_output_withheld = False  # a private case was set: later output went to the sink
         self.kernel_calls = 0  # calls of the submission's kernel_run this child was asked to make
+        self.submission_ran = False  # the child said "loading": its libraries' code may have run since
+        self._ready = False
 
     def __enter__(self) -> RunnerSession:
         self.launch()
@@ -203,11 +203,13 @@ class RunnerSession:
         """Wait until the child has loaded its libraries; a child that fails to get there is ended."""
         with self._starting():
             self._expect("loading", self._startup_timeout_s)
+        self.submission_ran = True  # from here on, whatever the child reports may be the kernel's doing
         try:
             ready = self._expect("ready", self._startup_timeout_s)
         except BaseException:
             self.__exit__()  # a protocol error or a load failure must not leave the child running
             raise
+        self._ready = True
         self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
 
     @contextlib.contextmanager
@@ -282,14 +284,12 @@ class RunnerSession:
         self._send({"op": "go"})
         self._expect("ran", timeout_s)
         bracket_ns = time.perf_counter_ns() - started
-        header = self._expect("call", timeout_s).header
-        self._output_specs = header["outputs"]
+        report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
+        self._output_specs = report.outputs
         return CallOutcome(
-            rc=int(header["rc"]), elapsed_ns=int(header["elapsed_ns"]),
-            digest_before=header["digest_before"], digest_after=header["digest_after"],
-            new_threads=int(header["new_threads"]), late_writes=list(header["late_writes"]),
-            openmp_level=int(header.get("openmp_level", 0)), bracket_ns=bracket_ns,
-            busy_threads=int(header.get("busy_threads", 0)),
+            rc=report.rc, elapsed_ns=report.elapsed_ns, digest_before=report.digest_before,
+            digest_after=report.digest_after, new_threads=report.new_threads, late_writes=report.late_writes,
+            openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
         )
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
@@ -300,10 +300,7 @@ class RunnerSession:
         for name, (shape, dtype) in self._output_specs.items():
             if name not in message.blobs:
                 raise ProtocolViolation(f"the runner sent no {name}")
-            raw = bytearray(message.blobs[name])
-            torch_dtype = getattr(torch, dtype)
-            outputs[name] = (torch.frombuffer(raw, dtype=torch_dtype).reshape(shape) if raw
-                             else torch.empty(shape, dtype=torch_dtype))
+            outputs[name] = output_tensor(message.blobs[name], shape, dtype)
         return outputs
 
     def _send(self, command: dict[str, Any]) -> None:
@@ -322,8 +319,10 @@ class RunnerSession:
             self._died("the runner process ended", timed_out=False)
         if message.header.get("op") == "error":
             self.kill()
-            raise RunnerFailed(str(message.header.get("detail", "runner error")),
-                               kind=str(message.header.get("kind", "internal")))
+            raise runner_failure(str(message.header.get("kind", "internal")),
+                                 str(message.header.get("detail", "runner error")),
+                                 submission_ran=self.submission_ran, ready=self._ready,
+                                 private=self.private_output_withheld)
         if message.header.get("op") not in ((op,) if isinstance(op, str) else op):
             raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
         return message

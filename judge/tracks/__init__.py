@@ -15,6 +15,7 @@ from judge.backends import Backend
 from judge.host import HostConfig
 from judge.limits import Limits
 from judge.runtimes.base import DeviceRuntime
+from judge.sandbox.seal import RuntimeRule
 from judge.toolchains.base import Toolchain
 
 
@@ -48,6 +49,10 @@ class Track:
     # bracket around it differs from it by the same message overhead for every kernel; device
     # clocks leave out a kernel's host-side work, which the bracket includes.
     host_clock: bool = False
+    # What the runner child refuses once the submission's library is loaded (judge/sandbox/seal.py),
+    # as far as the track's runtime bears it: a device driver may map code or install signal
+    # handlers after it started. No track needs a new seccomp filter then.
+    runtime_rules: tuple[RuntimeRule, ...] = (RuntimeRule.NEW_FILTERS,)
 
 
 def get_track(backend: Backend) -> Track:

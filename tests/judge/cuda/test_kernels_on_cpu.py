@@ -154,6 +154,16 @@ def test_add_mul_relu_kernels(amr: Problem, libs: dict[str, Path]) -> None:
     assert not call_on_host(library, amr, case, seed=2).passed
 
 
+def test_add_mul_relu_ported_exploits(amr: Problem, libs: dict[str, Path]) -> None:
+    """KernelGuard's hardcoded shapes and KernelBench's result reuse, on the CUDA ABI (issue 16)."""
+    public = next(c for c in amr.cases_for(Backend.CUDA) if c.params["n"] == 4097)
+    gated = libs[f"{AMR}/exploit_shape_gated"]
+    assert call_on_host(gated, amr, public, seed=3).passed  # right where it knows the size
+    other = small_case(amr, "other_size", public.dtype, n=5000)
+    assert not call_on_host(gated, amr, other, seed=3).passed
+    assert not call_on_host(libs[f"{AMR}/exploit_result_reuse"], amr, public, seed=3).passed
+
+
 def test_shim_rounds_16_bit_floats_like_torch(tmp_path: Path) -> None:
     """The shim's conversions are exact, or the dtype results above would prove nothing."""
     source = tmp_path / "convert.cu"
