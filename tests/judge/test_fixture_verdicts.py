@@ -1,10 +1,14 @@
 """Every fixture kernel of the CPU track gets the verdict written beside it.
 
-The hostile entries (exploit_*) run in tests/judge/test_exploit_corpus.py.
+The hostile entries (exploit_*) run in tests/judge/test_exploit_corpus.py. A fixture whose .toml
+names `wrong_only_with = "<flag>"` relies on something the contract does not promise and that only
+cases with that flag break: it must fail only on such cases, and get AC on the very same cases
+(same sizes and seeds) with the flag taken off, which shows the flag, not another bug, catches it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -14,7 +18,7 @@ from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.problem import load_problem
+from judge.problem import Problem, load_problem
 from judge.submission import read_sources
 from tests.judge.fixtures import load_fixtures
 
@@ -22,9 +26,12 @@ FIXTURES = load_fixtures("cpu", exclude=("exploit_",))
 TEST_LIMITS = CPU_LIMITS.__class__(**{**CPU_LIMITS.__dict__, "call_time_limit_s": 4.0, "case_time_budget_s": 0.5})
 
 
-def judge_file(path: Path, problem: str, sets: tuple[str, ...], tmp_path: Path, cache: Path):
+FLAG_FIXTURES = [f for f in FIXTURES if f.expect.get("wrong_only_with")]
+
+
+def judge_file(path: Path, problem: str | Problem, sets: tuple[str, ...], tmp_path: Path, cache: Path):
     request = JudgeRequest(
-        problem=load_problem(problem), backend=Backend.CPU,
+        problem=load_problem(problem) if isinstance(problem, str) else problem, backend=Backend.CPU,
         sources=read_sources([path], TEST_LIMITS), case_sets=tuple(CaseSet(s) for s in sets), secret=b"test",
     )
     host = HostConfig(work_root=tmp_path, limits=TEST_LIMITS, cache_dir=cache,
@@ -40,6 +47,16 @@ def shared_cache(tmp_path_factory):
 def test_corpus_is_not_empty():
     verdicts = {f.verdict for f in FIXTURES}
     assert {"AC", "WA", "CE", "RE", "TLE"} <= verdicts
+    # Issue 15: at least four different ways of relying on what contract_indices rows break.
+    assert len([f for f in FLAG_FIXTURES if f.expect["wrong_only_with"] == "contract_indices"]) >= 4
+
+
+def _flagged_cases_without(problem: Problem, flag: str, sets: tuple[str, ...]) -> Problem:
+    """The problem with only its CPU cases of `sets` that carry `flag`, the flag taken off."""
+    cases = tuple(dataclasses.replace(c, flags=tuple(f for f in c.flags if f != flag))
+                  for c in problem.cases_for(Backend.CPU, [CaseSet(s) for s in sets]) if flag in c.flags)
+    assert cases, f"no {flag} case in {sets}"
+    return dataclasses.replace(problem, cases={**problem.cases, Backend.CPU: cases})
 
 
 @pytest.mark.slow
@@ -53,3 +70,16 @@ def test_fixture_gets_its_verdict(fixture, tmp_path, shared_cache):
         assert all(c.passed for c in result.cases) and result.cases
     if fixture.verdict == "WA":
         assert any(not c.passed and c.name in result.message for c in result.cases)
+    if flag := fixture.expect.get("wrong_only_with"):
+        flagged = {c.name for c in load_problem(fixture.problem).cases_for(Backend.CPU) if flag in c.flags}
+        assert {c.name for c in result.cases if not c.passed} <= flagged, result.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", FLAG_FIXTURES, ids=lambda f: f.id)
+def test_flag_fixture_is_right_without_the_flag(fixture, tmp_path, shared_cache):
+    flag = fixture.expect["wrong_only_with"]
+    problem = _flagged_cases_without(load_problem(fixture.problem), flag, fixture.case_sets)
+    result = judge_file(fixture.source, problem, fixture.case_sets, tmp_path, shared_cache)
+    assert result.verdict.value == "AC", result.message
+    assert result.cases and all(c.passed for c in result.cases)
