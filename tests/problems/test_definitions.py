@@ -122,6 +122,7 @@ def test_cpu_sets_cover_every_item_of_the_spec_cases_section():
         "N2 2 in tests": any(c.params["N2"] == 2 for c in tests),
         "ragged_topk": any("ragged_topk" in c.flags for c in cases),
         "contract_indices in tests": any("contract_indices" in c.flags for c in tests),
+        "value_is_key in tests": any("value_is_key" in c.flags for c in tests),
         "float32": any(c.dtype == "float32" for c in cases),
         "bfloat16": any(c.dtype == "bfloat16" for c in cases),
         "float16": any(c.dtype == "float16" for c in cases),
