@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
-from judge import cli, pipeline
+from judge import cli
 from judge.backends import Backend
 from judge.tracks import Track
 from tests.conftest import REPO_ROOT
+from tests.judge.conftest import least_timing
 
 AMR_BASELINE = REPO_ROOT / "reference_kernels/add_mul_relu/cpu/baseline.cpp"
 AMR_CE = REPO_ROOT / "tests/submissions/add_mul_relu/cpu/ce_missing_semicolon.cpp"
@@ -49,31 +50,21 @@ def test_usage_errors_exit_2_with_one_line(args, needle):
 
 
 @pytest.fixture
-def report_only_cpu_track(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CPU track without its forged-timer check (`Track.host_clock`) and with the least timing
-    (0.2 s per case, as tests/e2e runs it, and a few calls), for this process's judging.
-
-    That check compares the child's times with the worker's own clock, and on a loaded host an
-    honest baseline's gap has crossed its allowance (CI called this very test SV). Whether the
-    check is right is tests/judge/test_timing.py's business, on scripted times; here the report's
-    shape is, and it must not hang on the host's load. Judged in this process for that reason.
-    """
+def quick_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's CPU limits with the least timing: this file checks the report's shape."""
     real = cli.get_track
 
     def get_track(backend: Backend) -> Track:
         track = real(backend)
-        if backend is not Backend.CPU:
-            return track
-        limits = dataclasses.replace(track.limits, case_time_budget_s=0.2, min_timed_calls=4, min_warmup_calls=1,
-                                     min_warmup_s=0.0, min_checked_calls=1)
-        return dataclasses.replace(track, host_clock=False, limits=limits)
+        return dataclasses.replace(track, limits=least_timing(track.limits))
 
-    monkeypatch.setattr(cli, "get_track", get_track)  # the host's limits
-    monkeypatch.setattr(pipeline, "get_track", get_track)  # the track the run is judged on
+    monkeypatch.setattr(cli, "get_track", get_track)
 
 
 @pytest.mark.slow
-def test_json_report_of_the_baseline(report_only_cpu_track, capsys):
+def test_json_report_of_the_baseline(no_forged_timer_check, quick_timing, capsys):
+    # In this process, for the two fixtures: a loaded host can neither call the baseline SV nor
+    # make the test slow.
     with pytest.raises(SystemExit) as exited:
         cli.app(["judge", "--problem", "add_mul_relu", "--cases", "all", "--json", str(AMR_BASELINE)])
     out = capsys.readouterr()
