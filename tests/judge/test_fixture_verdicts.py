@@ -17,24 +17,28 @@ import pytest
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
-from judge.limits import CPU_LIMITS
+from judge.limits import CPU_LIMITS, Limits
 from judge.problem import Problem, load_problem
 from judge.submission import read_sources
 from tests.judge.fixtures import load_fixtures
 
 FIXTURES = load_fixtures("cpu", exclude=("exploit_",))
-TEST_LIMITS = CPU_LIMITS.__class__(**{**CPU_LIMITS.__dict__, "call_time_limit_s": 4.0, "case_time_budget_s": 0.5})
+# A generous call limit: the serial fixtures' largest test case takes a fraction of a second on
+# an idle core, and must not turn TLE on a loaded one. The TLE fixtures ask for a short limit of
+# their own (`call_time_limit_s` in their .toml), so they do not wait for this one.
+TEST_LIMITS = dataclasses.replace(CPU_LIMITS, call_time_limit_s=30.0, case_time_budget_s=0.5)
 
 
 FLAG_FIXTURES = [f for f in FIXTURES if f.expect.get("wrong_only_with")]
 
 
-def judge_file(path: Path, problem: str | Problem, sets: tuple[str, ...], tmp_path: Path, cache: Path):
+def judge_file(path: Path, problem: str | Problem, sets: tuple[str, ...], tmp_path: Path, cache: Path,
+               limits: Limits = TEST_LIMITS):
     request = JudgeRequest(
         problem=load_problem(problem) if isinstance(problem, str) else problem, backend=Backend.CPU,
-        sources=read_sources([path], TEST_LIMITS), case_sets=tuple(CaseSet(s) for s in sets), secret=b"test",
+        sources=read_sources([path], limits), case_sets=tuple(CaseSet(s) for s in sets), secret=b"test",
     )
-    host = HostConfig(work_root=tmp_path, limits=TEST_LIMITS, cache_dir=cache,
+    host = HostConfig(work_root=tmp_path, limits=limits, cache_dir=cache,
                       sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
     return judge_submission(request, host=host)
 
@@ -62,7 +66,10 @@ def _flagged_cases_without(problem: Problem, flag: str, sets: tuple[str, ...]) -
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.id)
 def test_fixture_gets_its_verdict(fixture, tmp_path, shared_cache):
-    result = judge_file(fixture.source, fixture.problem, fixture.case_sets, tmp_path, shared_cache)
+    limits = TEST_LIMITS
+    if "call_time_limit_s" in fixture.expect:
+        limits = dataclasses.replace(limits, call_time_limit_s=float(fixture.expect["call_time_limit_s"]))
+    result = judge_file(fixture.source, fixture.problem, fixture.case_sets, tmp_path, shared_cache, limits)
     assert result.verdict.value == fixture.verdict, result.message
     for text in fixture.message_contains:
         assert text in result.message + result.compile_log, f"{text!r} not in {result.message!r}"
