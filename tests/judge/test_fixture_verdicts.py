@@ -2,8 +2,8 @@
 
 The hostile entries (exploit_*) run in tests/judge/test_exploit_corpus.py. A fixture whose .toml
 names `wrong_only_with = "<flag>"` relies on something the contract does not promise and that only
-cases with that flag break: it must fail only on such cases, and get AC on the very same cases
-(same sizes and seeds) with the flag taken off, which shows the flag, not another bug, catches it.
+cases with that flag break: it must fail only on such cases, and pass copies of them (same sizes,
+judged in the same run) with the flag taken off, which shows the flag, not another bug, catches it.
 """
 
 from __future__ import annotations
@@ -55,12 +55,17 @@ def test_corpus_is_not_empty():
     assert len([f for f in FLAG_FIXTURES if f.expect["wrong_only_with"] == "contract_indices"]) >= 4
 
 
-def _flagged_cases_without(problem: Problem, flag: str, sets: tuple[str, ...]) -> Problem:
-    """The problem with only its CPU cases of `sets` that carry `flag`, the flag taken off."""
-    cases = tuple(dataclasses.replace(c, flags=tuple(f for f in c.flags if f != flag))
-                  for c in problem.cases_for(Backend.CPU, [CaseSet(s) for s in sets]) if flag in c.flags)
-    assert cases, f"no {flag} case in {sets}"
-    return dataclasses.replace(problem, cases={**problem.cases, Backend.CPU: cases})
+WITHOUT_FLAG = "__without_flag"
+
+
+def _with_unflagged_copies(problem: Problem, flag: str) -> Problem:
+    """The problem with, beside each CPU case carrying `flag`, a copy of it (same sizes; its own
+    name, so its own content) without the flag, named <case>__without_flag: one judging then
+    shows both sides."""
+    cases = problem.cases[Backend.CPU]
+    copies = tuple(dataclasses.replace(c, name=c.name + WITHOUT_FLAG, flags=tuple(f for f in c.flags if f != flag))
+                   for c in cases if flag in c.flags)
+    return dataclasses.replace(problem, cases={**problem.cases, Backend.CPU: cases + copies})
 
 
 @pytest.mark.slow
@@ -69,7 +74,11 @@ def test_fixture_gets_its_verdict(fixture, tmp_path, shared_cache):
     limits = TEST_LIMITS
     if "call_time_limit_s" in fixture.expect:
         limits = dataclasses.replace(limits, call_time_limit_s=float(fixture.expect["call_time_limit_s"]))
-    result = judge_file(fixture.source, fixture.problem, fixture.case_sets, tmp_path, shared_cache, limits)
+    flag = fixture.expect.get("wrong_only_with")
+    problem = load_problem(fixture.problem)
+    if flag:
+        problem = _with_unflagged_copies(problem, flag)
+    result = judge_file(fixture.source, problem, fixture.case_sets, tmp_path, shared_cache, limits)
     assert result.verdict.value == fixture.verdict, result.message
     for text in fixture.message_contains:
         assert text in result.message + result.compile_log, f"{text!r} not in {result.message!r}"
@@ -77,16 +86,8 @@ def test_fixture_gets_its_verdict(fixture, tmp_path, shared_cache):
         assert all(c.passed for c in result.cases) and result.cases
     if fixture.verdict == "WA":
         assert any(not c.passed and c.name in result.message for c in result.cases)
-    if flag := fixture.expect.get("wrong_only_with"):
-        flagged = {c.name for c in load_problem(fixture.problem).cases_for(Backend.CPU) if flag in c.flags}
-        assert {c.name for c in result.cases if not c.passed} <= flagged, result.message
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("fixture", FLAG_FIXTURES, ids=lambda f: f.id)
-def test_flag_fixture_is_right_without_the_flag(fixture, tmp_path, shared_cache):
-    flag = fixture.expect["wrong_only_with"]
-    problem = _flagged_cases_without(load_problem(fixture.problem), flag, fixture.case_sets)
-    result = judge_file(fixture.source, problem, fixture.case_sets, tmp_path, shared_cache)
-    assert result.verdict.value == "AC", result.message
-    assert result.cases and all(c.passed for c in result.cases)
+    if flag:
+        flagged = {c.name for c in problem.cases_for(Backend.CPU) if flag in c.flags}
+        copies = {c.name: c.passed for c in result.cases if c.name.endswith(WITHOUT_FLAG)}
+        assert {c.name for c in result.cases if not c.passed} <= flagged, result.message  # wrong only there
+        assert copies and all(copies.values()), copies  # and right on them without the flag
