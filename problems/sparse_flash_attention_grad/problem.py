@@ -107,8 +107,8 @@ def draw_indices(sz: Sizes, gen: torch.Generator, *, ragged: bool, contract: boo
     With `contract` (the contract_indices flag) the generator uses what the contract leaves free:
     half the rows with nblk >= 2 leave block nblk-1 out (c = min(K, nblk-1) there), each row's
     ids come in random order, and after the -1 that ends a short list come junk entries (see
-    `_junk`). The draws before the contract's own come in the same order, so the flag changes
-    nothing else of the case's bytes.
+    `_junk`). The contract's draws come after the plain ones, so q, k, v and d_out stay those of
+    the unflagged case, and rows are drawn from the same keys.
     """
     rows_nblk = _row_nblk(sz)
     width = max(int(rows_nblk.max()) if sz.rows else 0, 1)
