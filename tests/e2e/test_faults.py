@@ -154,7 +154,7 @@ def test_an_upload_while_redis_is_down_is_stored_and_queued_when_redis_is_back(
         broker.stop()
         started = time.monotonic()
         response = api.upload(team, kernels.baseline())
-        assert time.monotonic() - started < 10  # the upload does not wait for the broker
+        assert time.monotonic() - started < 30  # the upload does not wait for the broker (generous: a loaded host)
         assert response.status_code == 202, response.text
         body = response.json()
         assert body["queued"] is False and body["status"] == "pending" and "unavailable" in body["message"]

@@ -11,10 +11,12 @@ import pytest
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
+from judge.limits import CPU_LIMITS
 from judge.problem import DEFAULT_REFERENCE_DIR, load_problem
 from judge.runner.session import RunnerSession
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
+from tests.judge.conftest import least_timing
 
 BASELINE = DEFAULT_REFERENCE_DIR / "add_mul_relu" / "cpu" / "baseline.cpp"
 
@@ -29,7 +31,8 @@ extern "C" int kernel_run(const kernel_args *a) {
 
 
 def _host(tmp_path: Path) -> HostConfig:
-    return HostConfig(work_root=tmp_path / "work", cache_dir=tmp_path / "cache",
+    # The least timing: these tests are about which child runs what, not the figures.
+    return HostConfig(work_root=tmp_path / "work", cache_dir=tmp_path / "cache", limits=least_timing(CPU_LIMITS),
                       sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
 
 
@@ -71,8 +74,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
 
 
 @pytest.mark.slow
-def test_the_baseline_runs_in_a_child_the_submission_never_shares(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_baseline_runs_in_a_child_the_submission_never_shares(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   no_forged_timer_check: None) -> None:
     events = _spy(monkeypatch)
     result = judge_submission(_request(), host=_host(tmp_path))
     assert result.verdict is Verdict.AC, result.message

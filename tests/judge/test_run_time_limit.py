@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from judge import checker, pipeline
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
@@ -17,23 +19,22 @@ from judge.problem import load_problem
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
 
-# Right on float32, but each call spins 8e9 times on one thread (about 2.5 s on an idle 3 GHz core,
-# more under load): a slow kernel, not a hung one. Two calls pass the 3 s limit, so the run stops
-# by the third case; with 2e9 an idle machine needed four and the test could not tell.
-SLOW_KERNEL = b"""
-#include <cmath>
-#include <cstdint>
-#include "add_mul_relu.h"
-extern "C" int kernel_run(const kernel_args *a) {
-    volatile uint64_t spin = 0;
-    for (uint64_t i = 0; i < 8000000000ull; ++i) spin = spin + 1;
-    if (a->dtype != KERNEL_F32) return 1;
-    const float *x = static_cast<const float *>(a->x);
-    float *y = static_cast<float *>(a->y);
-    for (int64_t i = 0; i < a->n; ++i) y[i] = std::fmax((x[i] + 1.0f) * 2.0f, 0.0f);
-    return 0;
-}
-"""
+REPO = Path(__file__).resolve().parents[2]
+AMR_BASELINE = REPO / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.cpp"
+
+
+class SteppedClock:
+    """The pipeline's clock, moved on by hand: each checked case "takes" `case_s` seconds.
+
+    A real slow kernel made the outcome hang on the host's speed and load (an idle fast core fits
+    more calls in the limit, a loaded one fewer); this clock makes it the same everywhere.
+    """
+
+    def __init__(self, case_s: float) -> None:
+        self.now, self.case_s = 1000.0, case_s
+
+    def monotonic(self) -> float:
+        return self.now
 
 
 def test_cpu_limit_counts_every_thread() -> None:
@@ -48,19 +49,33 @@ def test_process_limit_leaves_room_for_both_childrens_pools_and_the_oracles() ->
 
 
 @pytest.mark.slow
-def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path) -> None:
-    limits = dataclasses.replace(CPU_LIMITS, run_time_limit_s=3.0, call_time_limit_s=60.0)
+def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SteppedClock(case_s=2.0)  # a 3 s limit: the first two cases run, the third does not
+    real_check_case = pipeline._check_case
+
+    def slow_check_case(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = real_check_case(*args, **kwargs)
+        clock.now += clock.case_s
+        return result
+
+    fake_time = SimpleNamespace(monotonic=clock.monotonic)
+    monkeypatch.setattr(pipeline, "time", fake_time)
+    monkeypatch.setattr(checker, "time", fake_time)  # the oracle's seconds, left out of the run's: 0 here
+    monkeypatch.setattr(pipeline, "_check_case", slow_check_case)
+    limits = dataclasses.replace(CPU_LIMITS, run_time_limit_s=3.0)
     problem = load_problem("add_mul_relu")
-    request = JudgeRequest(problem=problem, backend=Backend.CPU, sources=[SourceFile("slow.cpp", SLOW_KERNEL)],
+    judged = problem.cases_for(Backend.CPU, [CaseSet.TESTS])
+    assert len(judged) > 3
+    request = JudgeRequest(problem=problem, backend=Backend.CPU,
+                           sources=[SourceFile("baseline.cpp", AMR_BASELINE.read_bytes())],
                            case_sets=(CaseSet.TESTS,), secret=b"test")
     host = HostConfig(work_root=tmp_path, limits=limits, cache_dir=tmp_path / "cache",
                       sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
     result = judge_submission(request, host=host)
     assert result.verdict is Verdict.TLE, result.message
-    assert "the run as a whole took" in result.message and "limit of 3 s" in result.message
-    judged = problem.cases_for(Backend.CPU, [CaseSet.TESTS])
-    assert len(result.cases) < len(judged)  # the cases after the limit were not run
-    assert result.cases[-1].verdict is Verdict.TLE
+    assert "the run as a whole took 4 s" in result.message and "limit of 3 s" in result.message
+    assert [c.verdict for c in result.cases] == [Verdict.AC, Verdict.AC, Verdict.TLE]  # the rest never ran
+    assert result.cases[-1].name == judged[2].name
 
 
 @pytest.mark.slow
@@ -68,9 +83,8 @@ def test_a_runner_that_dies_before_any_submission_code_is_ie(tmp_path: Path, mon
     """A driver, runtime or sandbox failure at start is the judge's: IE, never RE on the team's first case."""
     monkeypatch.setattr("judge.runner.session.interpreter", lambda: "/bin/false")  # dies at once, status 1
     problem = load_problem("add_mul_relu")
-    source = (Path(__file__).resolve().parents[2] / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.cpp")
     request = JudgeRequest(problem=problem, backend=Backend.CPU,
-                           sources=[SourceFile("baseline.cpp", source.read_bytes())],
+                           sources=[SourceFile("baseline.cpp", AMR_BASELINE.read_bytes())],
                            case_sets=(CaseSet.TESTS,), secret=b"test")
     host = HostConfig(work_root=tmp_path, limits=CPU_LIMITS, cache_dir=tmp_path / "cache", sandbox_mode="off")
     result = judge_submission(request, host=host)

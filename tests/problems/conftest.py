@@ -62,7 +62,7 @@ def dense_mask(p: dict[str, Any], indices: torch.Tensor) -> torch.Tensor:
         for s in range(p["S1"]):
             for n2 in range(p["N2"]):
                 for block in indices[b, s, n2].tolist():
-                    if block < 0:
+                    if block == -1:  # the list ends at the first -1; what follows may be junk
                         break
                     for r in range(bs):
                         if block * bs + r < thr(s, p):

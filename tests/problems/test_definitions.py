@@ -82,7 +82,7 @@ def test_cases_use_abi_names_and_private_cases_have_no_seed(slug):
         for case in problem.cases_for(backend):
             assert set(case.params) - {"scale"} <= fields, case.name
             assert case.dtype in ("float32", "float16", "bfloat16")
-            assert set(case.flags) <= {"ragged_topk", "value_is_key", "contract_indices"}
+            assert set(case.flags) <= problem.module.FLAGS if slug == SFAG else not case.flags
             names.add((backend, case.name))
         for entry in raw["cases"][backend.value]["private"]:
             assert "seed" not in entry, f"{backend} private case {entry['name']} must take its seed from the secret"
@@ -121,6 +121,8 @@ def test_cpu_sets_cover_every_item_of_the_spec_cases_section():
         "N1 >= 16": any(p["N1"] >= 16 for p in ps),
         "N2 2 in tests": any(c.params["N2"] == 2 for c in tests),
         "ragged_topk": any("ragged_topk" in c.flags for c in cases),
+        "contract_indices in tests": any("contract_indices" in c.flags for c in tests),
+        "value_is_key in tests": any("value_is_key" in c.flags for c in tests),
         "float32": any(c.dtype == "float32" for c in cases),
         "bfloat16": any(c.dtype == "bfloat16" for c in cases),
         "float16": any(c.dtype == "float16" for c in cases),
@@ -130,6 +132,56 @@ def test_cpu_sets_cover_every_item_of_the_spec_cases_section():
     for p in ps:  # the spec's CPU limits and the ABI's constraints
         assert p["S1"] <= 256 and p["S2"] <= 1024 and p["block_size"] in (1, 8, 16, 32, 64)
         assert p["N1"] % p["N2"] == 0 and 1 <= p["K"] <= 8192 and p["Dr"] in (0, 64)
+
+
+@pytest.mark.parametrize("backend", list(Backend), ids=[f"{b.value}_cases" for b in Backend])
+def test_every_set_has_contract_indices_cases(sfag_problem, backend):
+    # Spec "Cases": contract_indices cases in every set (tests, benchmarks, private), every backend.
+    for case_set in CaseSet:
+        flagged = [c for c in sfag_problem.cases_for(backend, [case_set]) if "contract_indices" in c.flags]
+        assert flagged, (backend, case_set)
+
+
+def _row_freedoms(p, row, s):
+    """What one generated row uses of the freedom "Which keys a query token sees" gives."""
+    thr = p["S2"] if p["sparse_mode"] == 0 else min(max(p["S2"] - p["S1"] + s + 1, 0), p["S2"])
+    nblk, total = math.ceil(thr / p["block_size"]), math.ceil(p["S2"] / p["block_size"])
+    end = row.index(-1) if -1 in row else len(row)
+    valid, junk = row[:end], row[end + 1 :]
+    cut = thr % p["block_size"] != 0 and thr < p["S2"] and nblk - 1 in valid[:-1]
+    return {
+        "ids in random order": valid != sorted(valid),
+        "block nblk-1 left out": nblk >= 2 and nblk - 1 not in valid,
+        "a list of K entries (no -1)": end == len(row),
+        "a cut-short block not last in its list": cut,
+        "junk: a listed id": any(j in valid for j in junk),
+        "junk: an unlisted id in [0, nblk)": any(0 <= j < nblk and j not in valid for j in junk),
+        "junk: an id past nblk in the key buffer": any(nblk <= j < total for j in junk),
+        "junk: an id past the key buffer": any(j >= total for j in junk),
+        "junk: a negative value other than -1": any(j < -1 for j in junk),
+        "junk in a row that sees nothing": nblk == 0 and any(j != -1 for j in junk),
+    }
+
+
+def test_cpu_contract_cases_use_every_freedom_of_the_contract(sfag_problem, sfag):
+    # The fixture kernels tests/submissions/.../cpu/wrong_* with wrong_only_with = "contract_indices"
+    # rely on these; each must be broken by some row of the tests set (which they are judged on).
+    seen: dict[str, bool] = {}
+    modes = set()
+    for case in sfag_problem.cases_for(Backend.CPU, [CaseSet.TESTS]):
+        if "contract_indices" not in case.flags:
+            continue
+        p = case.params
+        idx = sfag.make_inputs(case, seed=1)["sparse_indices"]
+        for b in range(p["B"]):
+            for s in range(p["S1"]):
+                for n2 in range(p["N2"]):
+                    for what, used in _row_freedoms(p, idx[b, s, n2].tolist(), s).items():
+                        seen[what] = seen.get(what, False) or used
+        seen["with ragged_topk"] = seen.get("with ragged_topk", False) or "ragged_topk" in case.flags
+        modes.add(p["sparse_mode"])
+    seen["sparse_mode 0 and 3"] = modes == {0, 3}
+    assert len(seen) == 12 and [what for what, ok in seen.items() if not ok] == []
 
 
 def test_cpu_timed_cases_are_sized_for_a_one_minute_judge(sfag_problem, sfag):

@@ -122,3 +122,13 @@ def test_work_with_cut_short_blocks(sfag, case_factory):
     case = case_factory(S1=2, S2=10, N1=1, D=8, Dr=0, K=3, block_size=4, sparse_mode=0)
     flops, _ = sfag.work(case, sfag.make_inputs(case, seed=1))
     assert flops == 2 * 10 * (6 * 8 + 4 * 8)
+
+
+@pytest.mark.parametrize("flags", [(), ("contract_indices",), ("contract_indices", "ragged_topk")])
+def test_work_counts_the_pairs_of_the_dense_mask(sfag, case_factory, dense, flags):
+    # P from the dense mask (which reads each row up to its first -1): junk after it adds nothing.
+    case = case_factory(flags=flags, B=2, S1=16, S2=13, N1=4, N2=2, D=8, Dr=4, K=5, block_size=3, sparse_mode=3)
+    inputs = sfag.make_inputs(case, seed=4)
+    pairs = int(dense.mask(case.params, inputs["sparse_indices"]).sum()) * 2  # G = 2 heads per KV head
+    flops, _ = sfag.work(case, inputs)
+    assert flops == pairs * (6 * 12 + 4 * 8) > 0

@@ -7,19 +7,24 @@ import torch
 
 # Small cases that between them hit every branch of the chunked code: both modes, S1 < S2,
 # S1 = S2 and S1 > S2 (rows that see nothing), bs 1 and > 1 with a cut-short last block,
-# K above and below nblk, Dr 0, N2 = 2, B > 1, ragged lists, a custom scale.
+# K above and below nblk, Dr 0, N2 = 2, B > 1, ragged lists, a custom scale, contract_indices rows
+# (random order, junk after the first -1) and value_is_key.
 CASES = [
     dict(B=2, S1=6, S2=13, N1=4, N2=2, D=8, Dr=4, K=3, block_size=4, sparse_mode=0),
     dict(B=1, S1=12, S2=12, N1=2, N2=1, D=16, Dr=0, K=12, block_size=1, sparse_mode=3),
     dict(B=1, S1=14, S2=9, N1=3, N2=1, D=8, Dr=8, K=2, block_size=2, sparse_mode=3),
     dict(B=2, S1=9, S2=30, N1=2, N2=2, D=8, Dr=4, K=5, block_size=3, sparse_mode=3, scale=0.3, ragged=True),
+    dict(B=2, S1=10, S2=21, N1=2, N2=1, D=8, Dr=4, K=8, block_size=4, sparse_mode=3, contract=True),
+    dict(B=1, S1=14, S2=9, N1=2, N2=2, D=8, Dr=0, K=6, block_size=2, sparse_mode=3, contract=True, ragged=True),
+    dict(B=1, S1=6, S2=6, N1=2, N2=1, D=8, Dr=4, K=6, block_size=1, sparse_mode=3, value_is_key=True),
 ]
-IDS = ["mode0-n2x2", "causal-dense-bs1", "s1>s2", "ragged-scale"]
+IDS = ["mode0-n2x2", "causal-dense-bs1", "s1>s2", "ragged-scale", "contract", "contract-ragged-s1>s2", "v=k"]
 
 
 def _case(case_factory, params, dtype="float32"):
     params = dict(params)
-    flags = ("ragged_topk",) if params.pop("ragged", False) else ()
+    names = {"ragged": "ragged_topk", "contract": "contract_indices", "value_is_key": "value_is_key"}
+    flags = tuple(flag for key, flag in names.items() if params.pop(key, False))
     return case_factory(dtype=dtype, flags=flags, **params)
 
 

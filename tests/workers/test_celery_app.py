@@ -54,7 +54,9 @@ def test_a_broker_that_is_down_is_reported_at_once(settings) -> None:
     started = time.monotonic()
     with pytest.raises(DispatchUnavailable, match="broker is unavailable"):
         dispatcher.enqueue(1, "judge.cpu")
-    assert time.monotonic() - started < 3.0  # an upload must not hang on a dead broker
+    # An upload must not hang on a dead broker: without max_retries = 0 kombu retries for ever. The
+    # bound is generous, so a loaded host cannot fail it; a refused connect takes milliseconds.
+    assert time.monotonic() - started < 20.0
 
 
 def test_the_dispatcher_puts_the_task_on_the_runs_queue(settings) -> None:

@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 2) grad_kernel(Params p) {
                 int key = -1;
                 if (pos < positions) {
                     const int64_t token = int64_t(ids[pos / p.bs]) * p.bs + pos % p.bs;
-                    if (token >= 0 && token < thr) key = int(token);  // only the last block is cut short
+                    if (token >= 0 && token < thr) key = int(token);  // the block holding thr-1 is cut short, wherever listed
                 }
                 sm.key[tid] = key;
             }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -71,6 +72,8 @@ def _cpu_case(problem: Problem, name: str) -> Case:
         "t05_two_kv_heads",  # N2 = 2, B = 2
         "t07_ragged_topk",  # bfloat16, lists ending early
         "t09_head_dim_512",  # D + Dr = 576, the official head size
+        "t13_contract_causal_cut_short",  # contract_indices: random order, junk after the first -1
+        "t14_contract_ragged_empty_rows",  # contract_indices with ragged lists and rows that see nothing
     ],
 )
 def test_baseline_passes_the_cpu_test_cases(sfag: Problem, libs: dict[str, Path], name: str) -> None:
@@ -104,14 +107,16 @@ def test_baseline_keeps_no_state_between_calls(sfag: Problem, libs: dict[str, Pa
 
 
 # The warp-per-head fixtures are slow in the shim (every shuffle is a 32-thread barrier): small cases.
-def _tiny(problem: Problem, dtype: str, **over: int) -> Case:
+def _tiny(problem: Problem, dtype: str, **over: Any) -> Case:
     params = dict(B=1, S1=8, S2=40, N1=4, N2=1, D=32, Dr=16, K=3, block_size=8, sparse_mode=3)
     params.update(over)  # S2 - S1 = 32: row s sees up to token 32 + s, inside block 4: cut short
     return small_case(problem, f"tiny_{dtype}", dtype, **params)
 
 
 def test_second_cuda_kernel_agrees(sfag: Problem, libs: dict[str, Path]) -> None:
-    for case in (_tiny(sfag, "float16", B=2, N2=2, sparse_mode=0), _tiny(sfag, "bfloat16", Dr=0, block_size=1)):
+    contract = _tiny(sfag, "float32", K=8, flags=("contract_indices",))  # random order, junk after the -1
+    for case in (_tiny(sfag, "float16", B=2, N2=2, sparse_mode=0), _tiny(sfag, "bfloat16", Dr=0, block_size=1),
+                 contract):
         result = call_on_host(libs[f"{SFAG}/ok_warp_per_head"], sfag, case, seed=3)
         assert result.passed, result.failures()
 

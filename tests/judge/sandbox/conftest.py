@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -39,4 +40,16 @@ def processes_with(marker: str) -> list[int]:
                     found.append(int(entry))
         except OSError:
             continue
+    return found
+
+
+def processes_left(marker: str, within_s: float = 30.0) -> list[int]:
+    """`processes_with(marker)` once it is empty, or after `within_s` (a loaded host reaps late).
+
+    A killed group is gone in milliseconds on an idle host; a fixed sleep before looking made the
+    outcome depend on the host's load, a generous deadline does not.
+    """
+    deadline = time.monotonic() + within_s
+    while (found := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return found

@@ -21,7 +21,7 @@ from judge.sandbox.bwrap import BwrapSandbox, device_groups
 from judge.sandbox.launcher import LAUNCHER_ERROR_PREFIX
 from judge.sandbox.rlimit import OffSandbox, RlimitSandbox
 from judge.sandbox.select import make_sandbox, probe_sandbox
-from tests.judge.sandbox.conftest import processes_with
+from tests.judge.sandbox.conftest import processes_left, processes_with
 
 LIMITS = SandboxLimits(cpu_time_s=30, max_processes=64, max_file_size_bytes=1 << 20, max_open_files=64)
 
@@ -206,9 +206,8 @@ def test_timeout_kills_the_whole_group(strict: Sandbox, workdir: Path) -> None:
     start = time.monotonic()
     result = py(strict, code, workdir, timeout_s=1.5)
     assert result.timed_out and result.violation is None
-    assert time.monotonic() - start < 10
-    time.sleep(0.3)
-    assert processes_with(marker) == []
+    assert time.monotonic() - start < 60  # not the stray's 300 s (generous: a loaded host)
+    assert processes_left(marker) == []
 
 
 @pytest.mark.sandbox
@@ -232,8 +231,7 @@ def test_popen_keeps_a_passed_fd_at_its_number_and_dies_with_its_group(strict: S
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         os.close(read_fd)
-    time.sleep(0.3)
-    assert processes_with(marker) == []
+    assert processes_left(marker) == []
 
 
 @pytest.mark.sandbox
@@ -269,8 +267,7 @@ def test_degraded_kills_the_group_at_the_deadline(degraded: Sandbox, workdir: Pa
     code = f"import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass  # {marker}"
     result = py(degraded, code, workdir, timeout_s=1.0)
     assert result.timed_out
-    time.sleep(0.3)
-    assert processes_with(marker) == []
+    assert processes_left(marker) == []
 
 
 @pytest.mark.sandbox
