@@ -19,7 +19,9 @@ from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
+from api.openapi_errors import install_error_schema
 from api.routes import admin_contest, admin_judging, boards, reviews, submissions
+from api.security_headers import SecurityHeadersMiddleware
 from api.settings import Settings
 from api.store import Database
 from api.store.types import utcnow
@@ -57,6 +59,7 @@ def create_app(
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
     install_error_handlers(app)
+    install_error_schema(app)
     for module in (submissions, boards, reviews, admin_contest, admin_judging):
         app.include_router(module.router)
     if pages:
@@ -70,6 +73,8 @@ def create_app(
         )
     # Outermost: refuse an oversized body before anything else looks at it.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    # Around even that: a 413 gets nosniff too.
+    app.add_middleware(SecurityHeadersMiddleware)
     return app
 
 
