@@ -20,6 +20,7 @@ from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
 from api.openapi_errors import install_error_schema
+from api.ratelimit import AuthThrottle
 from api.routes import admin_contest, admin_judging, boards, reviews, submissions
 from api.security_headers import SecurityHeadersMiddleware
 from api.settings import Settings
@@ -58,6 +59,7 @@ def create_app(
     app.state.dispatcher = dispatcher
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
+    app.state.auth_throttle = AuthThrottle.from_settings(settings)
     install_error_handlers(app)
     install_error_schema(app)
     for module in (submissions, boards, reviews, admin_contest, admin_judging):

@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     http_limit_concurrency: int = Field(default=512, ge=8)  # connections at once; beyond it, 503
     http_backlog: int = Field(default=256, ge=16)
 
+    # Failed token checks per client address and minute before it is refused (api/ratelimit.py);
+    # the counts' storage: memory (one API process) or redis://... (several).
+    auth_failures_per_minute: int = Field(default=30, ge=1)
+    rate_limit_storage_url: str = "memory://"
+
     cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
     # Behind a TLS-terminating proxy (docker-compose.yml): mark the login cookies Secure whatever
     # scheme reaches the app, and trust the proxy's X-Forwarded-Proto from these addresses.

@@ -313,3 +313,20 @@ class Worker(Base):
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)  # host, device, toolchain, driver versions
     started_at: Mapped[datetime]
     last_seen_at: Mapped[datetime]
+
+
+class PageSession(Base):
+    """A login on the pages (issue 19): the cookie holds a session secret, the row its HMAC.
+
+    Logging out revokes the row, so a copied cookie stops working at once; revoking
+    the token the session was opened with ends every session opened with it.
+    """
+
+    __tablename__ = "page_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)  # HMAC-SHA256(pepper, secret), hex
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
