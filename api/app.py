@@ -19,6 +19,7 @@ from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
+from api.metrics import install_metrics
 from api.openapi_errors import install_error_schema
 from api.ratelimit import AuthThrottle
 from api.routes import admin_contest, admin_judging, boards, reviews, submissions
@@ -64,6 +65,7 @@ def create_app(
     install_error_schema(app)
     for module in (submissions, boards, reviews, admin_contest, admin_judging):
         app.include_router(module.router)
+    install_metrics(app, settings, db)
     if pages:
         _include_pages(app)
     if settings.cors_origins:

@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     # Failed token checks per client address and minute before it is refused (api/ratelimit.py);
     # the counts' storage: memory (one API process) or redis://... (several).
     auth_failures_per_minute: int = Field(default=30, ge=1)
+    # Bearer token Prometheus scrapes /metrics with (an admin token works too); None: admin tokens only.
+    metrics_token: SecretStr | None = None
     rate_limit_storage_url: str = "memory://"
 
     cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
