@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -16,7 +17,7 @@ from workers.context import WorkerContext
 from workers.reaper import WorkerMonitor
 from workers.tasks import judge_run
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, REPO
 
 
 class _NoBroker:
@@ -64,6 +65,11 @@ def test_metrics_after_judged_runs(ctx: WorkerContext, demo: DemoSeed, submit) -
     assert _value(samples, "opjudge_worker_oracle_cache_bytes", worker=ctx.name, queue="judge.cpu") == cache.bytes
     me = _value(samples, "opjudge_http_request_seconds_count", route="/api/v1/me", method="GET", kind="api")
     assert me == 1
+    # Every series the Grafana dashboard plots is one /metrics serves.
+    dashboard = (REPO / "docs" / "grafana-dashboard.json").read_text()
+    plotted = set(re.findall(r"opjudge_[a-z_]+", dashboard)) - {"opjudge_overview"}
+    served = {name for name, _ in samples}
+    assert plotted and plotted <= served, plotted - served
 
 
 def test_the_metrics_token_is_enough(ctx: WorkerContext, demo: DemoSeed) -> None:
