@@ -8,6 +8,7 @@
 #   USE_REGISTRY_IMAGES=1   use python:3.11-slim-bookworm, postgres:16, redis:7 from Docker Hub
 #                           instead of images made from Debian's archive (bench/deploy/base_images.sh)
 #   TORCH_FIND_LINKS        a folder URL of torch wheels; default: this host's /opt/wheels, served here
+#   DEPLOY_CHECK_WHEEL_PORT the port /opt/wheels is served on to the builds (default 8117)
 #   START_DOCKERD=1         start `dockerd --iptables=false --bridge=none` when no daemon answers
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,7 +81,8 @@ if [ "${USE_REGISTRY_IMAGES:-0}" != 1 ]; then
 fi
 torch_links="${TORCH_FIND_LINKS:-}"
 if [ -z "$torch_links" ] && ls /opt/wheels/torch-*+cpu-*.whl >/dev/null 2>&1; then
-    wheel_port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+    # A fixed port: the URL is a build argument, and a new one would rebuild torch's layer every time.
+    wheel_port="${DEPLOY_CHECK_WHEEL_PORT:-8117}"
     python3 -m http.server --bind 127.0.0.1 "$wheel_port" --directory /opt/wheels >/dev/null 2>&1 &
     wheel_server=$!
     torch_links="http://127.0.0.1:${wheel_port}/"
