@@ -114,8 +114,9 @@ step "health checks: postgres, redis and api healthy"
 head=$(dc exec -T postgres psql -U opjudge -d opjudge -tAc "select version_num from alembic_version" | tr -d '\r')
 [ -n "$head" ] || fail "no migration recorded"
 step "migrations applied: alembic head $head"
-dc exec -T worker-cpu opjudge doctor | grep -E "auto mode gives|^cpu" | sed 's/^/    /'
-dc exec -T worker-cpu opjudge doctor | grep -Eq "auto mode gives +ok +strict" || fail "the worker's sandbox is not strict"
+doctor=$(dc exec -T worker-cpu opjudge doctor | tr -d '\r')
+grep -E "auto mode gives|^cpu|cache" <<<"$doctor" | sed 's/^/    /'
+grep -Eq "auto mode gives +ok +strict" <<<"$doctor" || fail "the worker's sandbox is not strict"
 step "worker doctor: cpu ready, sandbox strict"
 
 # --- 5. A competition, a team, an upload ---------------------------------------------------------

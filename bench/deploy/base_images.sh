@@ -22,8 +22,9 @@ path=/opt/python/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 have() { docker image inspect "$1" >/dev/null 2>&1; }
 
 if ! have "$python_tag"; then
-    # --variant=apt: essential packages plus apt; the venv gives `python` and `pip` as the official image does.
-    mmdebstrap --quiet --variant=apt --include=python3,python3-venv,ca-certificates \
+    # --variant=apt: essential packages plus apt; the venv gives `python` and `pip` as the official image does;
+    # tzdata as there (kombu reads the UTC zone at import).
+    mmdebstrap --quiet --variant=apt --include=python3,python3-venv,ca-certificates,tzdata \
         --customize-hook='chroot "$1" python3 -m venv /opt/python' \
         --customize-hook="upload $ca_bundle /usr/local/share/opjudge-host-ca.pem" \
         --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*' \
