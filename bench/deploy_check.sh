@@ -49,7 +49,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.arg
 admin() { curl -fsS -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }
 upload() {  # team token, file: prints the submission id
     curl -fsS -H "Authorization: Bearer $1" -F problem=add_mul_relu -F backend=cpu -F "files=@$2;filename=kernel.cpp" \
-        "$api/api/v1/submissions" | json "d['submission_id']"
+        "$api/api/v1/submissions" | json "d['id']"
 }
 run_of() { admin "$api/api/v1/submissions/$1" | json "$2"; }
 wait_for() {  # seconds, description, command...: retries the command until it succeeds
