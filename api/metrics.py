@@ -153,7 +153,8 @@ def _authorise(request: Request) -> None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise AuthError("missing token: send `Authorization: Bearer <OPJUDGE_METRICS_TOKEN or an admin token>`")
-    if settings.metrics_token is not None and hmac.compare_digest(token, settings.metrics_token.get_secret_value()):
+    expected = settings.metrics_token.get_secret_value() if settings.metrics_token is not None else ""
+    if expected and hmac.compare_digest(token.encode(), expected.encode()):  # empty (unset in .env): admin only
         return
     throttle = request.app.state.auth_throttle
     client = request.client.host if request.client else "unknown"

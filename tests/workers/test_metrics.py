@@ -79,3 +79,12 @@ def test_the_metrics_token_is_enough(ctx: WorkerContext, demo: DemoSeed) -> None
         ok = client.get("/metrics", headers={"Authorization": "Bearer prometheus-scrape-token-0123456789"})
         assert ok.status_code == 200 and "opjudge_queue_runs" in ok.text
         assert client.get("/metrics", headers={"Authorization": "Bearer opj_admin_wrong"}).status_code == 401
+
+
+def test_an_empty_metrics_token_opens_nothing(ctx: WorkerContext, demo: DemoSeed) -> None:
+    # compose passes OPJUDGE_METRICS_TOKEN="" when .env leaves it out: organisers' tokens only.
+    settings = ctx.settings.model_copy(update={"metrics_token": SecretStr("")})
+    app = create_app(settings, _NoBroker(), database=ctx.db, pages=False)
+    with TestClient(app) as client:
+        assert client.get("/metrics", headers={"Authorization": "Bearer x"}).status_code == 401
+        assert client.get("/metrics", headers={"Authorization": f"Bearer {demo.admin_token}"}).status_code == 200
