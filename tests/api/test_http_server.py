@@ -12,7 +12,6 @@ import uvicorn
 
 from api.http_server import ServerLimits, uvicorn_options
 
-PORT = 8107  # 8100 + this helper's Redis database (HELPERS.md)
 DEADLINE_S = 0.5
 WAIT_S = 20.0  # far above the deadline: only a connection that is never closed fails
 
@@ -29,7 +28,7 @@ async def _app(scope, receive, send):  # type: ignore[no-untyped-def]
 def server() -> Iterator[int]:
     limits = ServerLimits(request_timeout_s=DEADLINE_S, keepalive_timeout_s=5, max_header_bytes=8192,
                           limit_concurrency=64, backlog=64)  # fmt: skip
-    config = uvicorn.Config(_app, host="127.0.0.1", port=PORT, log_level="warning", lifespan="off",
+    config = uvicorn.Config(_app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                             **uvicorn_options(limits))  # fmt: skip
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
@@ -38,7 +37,7 @@ def server() -> Iterator[int]:
     while not instance.started:
         assert time.monotonic() < give_up, "the server did not start"
         time.sleep(0.05)
-    yield PORT
+    yield instance.servers[0].sockets[0].getsockname()[1]  # port 0: whichever the kernel gave
     instance.should_exit = True
     thread.join(timeout=30)
 
