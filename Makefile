@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := bubblewrap chromium libseccomp2 g++ cmake binutils
 
-.PHONY: run test lint system-deps venv clean
+.PHONY: run test lint system-deps venv clean deploy-check
 
 venv: $(VENV)/.installed
 
@@ -29,6 +29,11 @@ run: system-deps venv
 test: system-deps venv
 	$(VENV)/bin/ruff check judge api workers tests bench problems
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# Builds the images, runs the compose stack and judges in it (bench/deploy_check.sh; needs Docker,
+# takes minutes; not part of `make test`).
+deploy-check:
+	bench/deploy_check.sh
 
 lint: venv
 	$(VENV)/bin/ruff check judge api workers tests bench problems

@@ -20,7 +20,11 @@ from api.boardcache import BoardCache
 from api.bodylimit import BodyLimitMiddleware
 from api.dispatch import RunDispatcher
 from api.errors import install_error_handlers
+from api.metrics import install_metrics
+from api.openapi_errors import install_error_schema
+from api.ratelimit import AuthThrottle
 from api.routes import admin_contest, admin_judging, admin_review, boards, finals, problems, reviews, submissions
+from api.security_headers import SecurityHeadersMiddleware
 from api.settings import Settings
 from api.store import Database
 from api.store.types import utcnow
@@ -61,9 +65,12 @@ def create_app(
     app.state.dispatcher = dispatcher
     app.state.clock = clock
     app.state.boards = BoardCache(ttl_s=settings.board_cache_ttl_s)
+    app.state.auth_throttle = AuthThrottle.from_settings(settings)
     install_error_handlers(app)
+    install_error_schema(app)
     for module in (submissions, boards, problems, reviews, admin_contest, admin_judging, admin_review, finals):
         app.include_router(module.router)
+    install_metrics(app, settings, db)
     if pages:
         _include_pages(app)
     if settings.cors_origins:
@@ -75,6 +82,8 @@ def create_app(
         )
     # Outermost: refuse an oversized body before anything else looks at it.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    # Around even that: a 413 gets nosniff too.
+    app.add_middleware(SecurityHeadersMiddleware)
     return app
 
 

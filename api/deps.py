@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.boardcache import BoardCache
 from api.dispatch import RunDispatcher
+from api.ratelimit import client_address, throttle_of
 from api.settings import Settings
 from api.store import AuthError, Database, PermissionDeniedError, Principal, Role, Session, authenticate
 
@@ -80,6 +81,7 @@ NowDep = Annotated[datetime, Depends(get_now)]
 
 
 async def optional_principal(
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -88,13 +90,19 @@ async def optional_principal(
     if credentials is None:
         return None
     token = credentials.credentials
+    throttle, client = throttle_of(request), client_address(request)
+    throttle.check(client)  # an address that failed too often is refused before its token is looked up
 
     def lookup() -> Principal:
-        principal = authenticate(session, token=token, pepper=settings.pepper)
-        # End the lookup's transaction: the route's own work starts a fresh one (and, on
-        # SQLite, a write route takes the lock only when it writes).
-        session.rollback()
-        return principal
+        try:
+            return authenticate(session, token=token, pepper=settings.pepper)
+        except AuthError:
+            throttle.failed(client)
+            raise
+        finally:
+            # End the lookup's transaction: the route's own work starts a fresh one (and, on
+            # SQLite, a write route takes the lock only when it writes).
+            session.rollback()
 
     return await run_in_threadpool(lookup)
 

@@ -69,6 +69,20 @@ class Settings(BaseSettings):
     # A leaderboard is re-read from the standings at most this often (it is at most this late).
     board_cache_ttl_s: float = Field(default=1.0, ge=0)
 
+    # The HTTP server's limits (api/http_server.py); the reverse proxy in front should be stricter.
+    http_request_timeout_s: float = Field(default=60.0, gt=0)  # one request's headers and body arrive within
+    http_keepalive_timeout_s: int = Field(default=5, ge=1)  # an idle keep-alive connection is closed after
+    http_max_header_bytes: int = Field(default=64 * KIB, ge=4 * KIB)  # request line and headers
+    http_limit_concurrency: int = Field(default=512, ge=8)  # connections at once; beyond it, 503
+    http_backlog: int = Field(default=256, ge=16)
+
+    # Failed token checks per client address and minute before it is refused (api/ratelimit.py);
+    # the counts' storage: memory (one API process) or redis://... (several).
+    auth_failures_per_minute: int = Field(default=30, ge=1)
+    # Bearer token Prometheus scrapes /metrics with (an admin token works too); None: admin tokens only.
+    metrics_token: SecretStr | None = None
+    rate_limit_storage_url: str = "memory://"
+
     cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
     # Behind a TLS-terminating proxy (docker-compose.yml): mark the login cookies Secure whatever
     # scheme reaches the app, and trust the proxy's X-Forwarded-Proto from these addresses.

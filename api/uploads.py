@@ -140,15 +140,16 @@ async def read_upload(request: Request, settings: Settings) -> UploadForm:
     if content_type != b"multipart/form-data" or b"boundary" not in params:
         raise UploadMediaTypeError("send the submission as multipart/form-data (fields problem, backend, files)")
     collector = _Collector(settings)
-    parser = MultipartParser(params[b"boundary"], collector.callbacks())  # type: ignore[arg-type]
     try:
+        # Inside the try: python-multipart refuses a boundary over 256 bytes as it builds the parser.
+        parser = MultipartParser(params[b"boundary"], collector.callbacks())  # type: ignore[arg-type]
         async for chunk in request.stream():
             parser.write(chunk)
         parser.finalize()
     except UserFacingError:
         raise
     except Exception as error:  # python-multipart's own errors: malformed body
-        raise UploadInvalidError(f"the multipart body is malformed ({type(error).__name__})") from error
+        raise UploadInvalidError(f"the multipart body is malformed ({type(error).__name__}: {error})") from error
     return _form(collector.parts)
 
 

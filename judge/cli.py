@@ -33,6 +33,8 @@ from judge.verdict import Verdict
 app = typer.Typer(help="opjudge: judge kernel submissions.", no_args_is_help=True, add_completion=False)
 
 SANDBOX_ENV = ["OPJUDGE_SANDBOX_MODE", "OPJUDGE_SANDBOX"]  # the service's name first
+# Where the workers keep their cache unless OPJUDGE_CACHE_DIR says otherwise (api/settings.py).
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / "var" / "cache"
 CASE_CHOICES = {"tests": (CaseSet.TESTS,), "benchmarks": (CaseSet.BENCHMARKS,), "private": (CaseSet.PRIVATE,),
                 "all": (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)}
 
@@ -112,11 +114,13 @@ def problems_command() -> None:
 @app.command("doctor")
 def doctor_command(
     sandbox: Annotated[str, typer.Option(envvar=SANDBOX_ENV)] = "auto",
+    cache_dir: Annotated[Path, typer.Option(envvar="OPJUDGE_CACHE_DIR", help="the workers' cache folder")] = (
+        DEFAULT_CACHE_DIR),
 ) -> None:
     """Report toolchains, devices, sandbox and versions of every backend on this host."""
     from judge.doctor import doctor_report, render_doctor
 
-    host = host_config(backend=Backend.CPU, sandbox=sandbox, cache_dir=None, work_root=Path(tempfile.gettempdir()))
+    host = host_config(backend=Backend.CPU, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(tempfile.gettempdir()))
     print(render_doctor(doctor_report(host)))
 
 

@@ -45,6 +45,7 @@ def doctor_report(host: HostConfig) -> list[DoctorCheck]:
     checks = [
         DoctorCheck("host", "python", CheckStatus.OK, f"{platform.python_version()} ({sys.executable})"),
         _guard("host", "torch", _torch_version),
+        _guard("host", "cache", lambda: _cache(host)),
         _guard("cpu", "compiler", lambda: _toolchain_version(Backend.CPU, host)),
         _guard("cpu", "openmp", _openmp),
         _guard("cuda", "compiler", lambda: _toolchain_version(Backend.CUDA, host)),
@@ -87,6 +88,25 @@ def _guard(area: str, name: str, check: Callable[[], str]) -> DoctorCheck:
         return DoctorCheck(area, name, CheckStatus.UNAVAILABLE, str(exc))
     except Exception as exc:  # a check that breaks must not hide the others
         return DoctorCheck(area, name, CheckStatus.UNKNOWN, f"the check failed: {type(exc).__name__}: {exc}")
+
+
+def _cache(host: HostConfig) -> str:
+    """The cache's folder and size: oracle entries (bounded, judge/oracle_cache.py) and baseline builds."""
+    from judge.oracle_cache import cache_usage
+
+    if host.cache_dir is None:
+        return "off (no cache folder)"
+    oracle = cache_usage(host.cache_dir / "oracle")
+    builds = list((host.cache_dir / "builds").glob("*.so")) if (host.cache_dir / "builds").is_dir() else []
+    bounds = [f"cap {_mib(host.oracle_cache_max_bytes)}"] if host.oracle_cache_max_bytes is not None else []
+    bounds += [f"kept {host.oracle_cache_max_age_s / 3600:.1f} h"] if host.oracle_cache_max_age_s is not None else []
+    limit = f" ({', '.join(bounds)})" if bounds else ""
+    return (f"{host.cache_dir}: oracle {oracle.entries} entries, {_mib(oracle.bytes)}{limit}; "
+            f"baseline builds {len(builds)}, {_mib(sum(p.stat().st_size for p in builds))}")
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 def _toolchain_version(backend: Backend, host: HostConfig) -> str:

@@ -18,6 +18,9 @@ class HostConfig:
     limits: Limits = CPU_LIMITS
     sandbox_mode: str = "auto"  # strict | auto | off (judge/sandbox/select.py)
     cache_dir: Path | None = None  # oracle results and baseline builds; None disables caching
+    # Bounds of the oracle cache (judge/oracle_cache.py); None: unbounded, max bytes 0: no oracle cache.
+    oracle_cache_max_bytes: int | None = None
+    oracle_cache_max_age_s: float | None = None
     problems_dir: Path | None = None  # None: the repository's problems/
     reference_dir: Path | None = None  # None: the repository's reference_kernels/
     cuda_home: Path | None = None  # where nvcc lives (CUDA track)

@@ -383,4 +383,7 @@ def _conclude(result: JudgeResult) -> None:
 
 
 def _oracle_cache(host: HostConfig) -> OracleCache | None:
-    return OracleCache(host.cache_dir / "oracle") if host.cache_dir else None
+    if not host.cache_dir:
+        return None
+    return OracleCache(host.cache_dir / "oracle", max_bytes=host.oracle_cache_max_bytes,
+                       max_age_s=host.oracle_cache_max_age_s)  # fmt: skip

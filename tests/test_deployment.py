@@ -1,4 +1,4 @@
-"""The deployment files, checked as far as this machine allows (it has no Docker daemon).
+"""The deployment files, checked without Docker (`make deploy-check` builds and runs them where it is).
 
 The compose file must parse and name the services issue 4 asks for; every image it builds
 must have its Dockerfile; every file a Dockerfile copies must exist; each worker must serve
@@ -47,6 +47,16 @@ def test_every_built_image_has_its_dockerfile_and_sources(compose):
             parts = [p for p in match.group(2).split() if not p.startswith("--")]
             for source in parts[:-1]:
                 assert (context / source).exists(), f"{dockerfile}: COPY {source} does not exist"
+                assert source.split("/")[0] not in _dockerignored(), f"{dockerfile}: COPY {source} is .dockerignored"
+
+
+def _dockerignored() -> set[str]:
+    lines = (REPO_ROOT / ".dockerignore").read_text().splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def test_the_build_context_leaves_out_the_venv_and_var():
+    assert {".venv", "var", ".git"} <= _dockerignored()
 
 
 def test_workers_listen_on_the_queues_the_api_routes_to(compose):

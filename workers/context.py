@@ -113,6 +113,8 @@ class WorkerContext:
             limits=limits,
             sandbox_mode=s.sandbox_mode,
             cache_dir=s.cache_dir,
+            oracle_cache_max_bytes=s.oracle_cache_max_bytes,
+            oracle_cache_max_age_s=s.oracle_cache_age_s,
             problems_dir=s.problems_dir,
             reference_dir=s.reference_dir,
             cuda_home=s.cuda_home,

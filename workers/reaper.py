@@ -35,6 +35,7 @@ from api.store import (
     worker_heartbeat,
 )
 from api.store.types import utcnow
+from judge.oracle_cache import cache_usage
 from workers.context import WorkerContext
 
 log = logging.getLogger("opjudge.reaper")
@@ -165,10 +166,15 @@ class WorkerMonitor:
     def _beat(self) -> None:
         with self._ctx.db.session() as session:
             try:
-                worker_heartbeat(session, name=self._ctx.name)
+                worker_heartbeat(session, name=self._ctx.name, status=self._status())
             except NotFoundError:  # registered before a database restore, or never: register now
                 assert self._queue is not None
                 register_worker(session, name=self._ctx.name, queue=self._queue, info=self._info)
+
+    def _status(self) -> dict[str, Any]:
+        """What the heartbeat reports besides being alive: the oracle cache's size (for /metrics)."""
+        usage = cache_usage(self._ctx.settings.cache_dir / "oracle")
+        return {"oracle_cache_bytes": usage.bytes, "oracle_cache_entries": usage.entries}
 
     def _guarded(self, what: str, step: Any) -> None:
         try:

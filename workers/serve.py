@@ -49,6 +49,7 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
     import uvicorn
 
     from api.app import create_app
+    from api.http_server import ServerLimits, uvicorn_options
 
     upgrade_database(settings)
     if demo:
@@ -80,7 +81,8 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
     monitor.start()
     try:
         uvicorn.run(create_app(settings, dispatcher), host=host, port=port, log_level=log_level,
-                    proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips)
+                    proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
+                    **uvicorn_options(ServerLimits.from_settings(settings)))
     finally:
         monitor.stop()
         if inprocess is not None:

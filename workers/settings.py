@@ -40,6 +40,12 @@ class WorkerSettings(Settings):
     retry_backoff_s: float = Field(default=30.0, ge=0)
     retry_backoff_max_s: float = Field(default=600.0, ge=0)
 
+    # The oracle cache (judge/oracle_cache.py): each run's salt makes its inputs new, so an entry is
+    # read again only when the same run is judged again (IE retry, lost worker, redelivery). Kept
+    # that long (None: `oracle_retry_window_s`) and at most this big (0: no oracle cache at all).
+    oracle_cache_max_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
+    oracle_cache_max_age_s: float | None = Field(default=None, gt=0)
+
     # Broker: how long to wait for Redis before an upload leaves its run pending.
     broker_connect_timeout_s: float = Field(default=3.0, gt=0)
 
@@ -66,6 +72,13 @@ class WorkerSettings(Settings):
     def case_sets_override(self) -> tuple[CaseSet, ...]:
         """The sets OPJUDGE_RUN_CASE_SETS names; empty when unset."""
         return tuple(CaseSet(part) for part in _parts(self.run_case_sets))
+
+    @property
+    def oracle_cache_age_s(self) -> float:
+        """How long an oracle entry is kept: as set, or as long as a retry of its run can come."""
+        if self.oracle_cache_max_age_s is not None:
+            return self.oracle_cache_max_age_s
+        return float(self.max_attempts * (self.run_deadline_s + self.retry_backoff_max_s))
 
     @property
     def worker_lost_after_s(self) -> float:

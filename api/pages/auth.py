@@ -1,7 +1,11 @@
 """Logging in on the pages: the team's token in an HttpOnly, SameSite=Strict cookie, and CSRF checks.
 
-The cookie holds the API token itself, so a page request is authenticated by
-the same `authenticate` as an API call (a revoked token stops working at once).
+The cookie holds a page session's secret (api/store/page_sessions.py): the
+session stands for the token the team logged in with, so a revoked token stops
+working at once, and logging out revokes the session on the server, so a copy of
+the cookie is worthless afterwards. A cookie that holds an API token itself (set
+by hand, or by a server from before sessions) is still read as that token.
+Failed checks count towards the address's limit (api/ratelimit.py).
 Forms carry a CSRF token that is an HMAC of the session token under the server's
 pepper: a page rendered for this session is the only place to learn it. The
 login form, which has no session yet, uses a double-submit cookie instead.
@@ -12,17 +16,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import SessionDep, SettingsDep
+from api.deps import NowDep, SessionDep, SettingsDep
 from api.pages.routing import PageRoute
 from api.pages.web import render
+from api.ratelimit import client_address, throttle_of
 from api.settings import Settings
 from api.store import AuthError, PermissionDeniedError, Principal, Role, Session, authenticate
+from api.store.page_sessions import close_page_session, is_session_secret, open_page_session, session_principal
 
 TOKEN_COOKIE = "opjudge_token"
 LOGIN_CSRF_COOKIE = "opjudge_login_csrf"
@@ -42,7 +49,7 @@ def csrf_token(settings: Settings, token: str) -> str:
     return hmac.new(settings.pepper, b"opjudge-csrf\0" + token.encode(), hashlib.sha256).hexdigest()[:40]
 
 
-async def page_viewer(request: Request, session: SessionDep, settings: SettingsDep) -> Principal | None:
+async def page_viewer(request: Request, session: SessionDep, settings: SettingsDep, now: NowDep) -> Principal | None:
     """The logged-in caller of a page, or None; also sets `request.state` for the templates.
 
     `async`: a reader without a cookie costs no thread (the anonymous board is served
@@ -51,13 +58,15 @@ async def page_viewer(request: Request, session: SessionDep, settings: SettingsD
     request.state.viewer = None
     request.state.csrf = ""
     token = request.cookies.get(TOKEN_COOKIE)
-    if not token:
-        return None
+    throttle, client = throttle_of(request), client_address(request)
+    if not token or throttle.blocked_for_s(client):
+        return None  # an address that failed too often reads as logged out until its minute passes
 
     def lookup() -> Principal | None:
         try:
-            return authenticate(session, token=token, pepper=settings.pepper)
+            return _cookie_principal(session, settings, token, now)
         except AuthError:
+            throttle.failed(client)
             return None  # a revoked or stale cookie reads as logged out
         finally:
             session.rollback()  # end the lookup's transaction, as api/deps.py does
@@ -121,6 +130,7 @@ def login_submit(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
+    now: NowDep,
     token: Annotated[str, Form()],
     csrf: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "",  # noqa: A002
@@ -131,21 +141,32 @@ def login_submit(
     if not expected or not hmac.compare_digest(expected, csrf):
         return _login_again(request, next, "The login form expired; please try again.", 403)
     token = token.strip()
+    throttle, client = throttle_of(request), client_address(request)
+    throttle.check(client)
     try:
         principal = _check(session, settings, token)
     except AuthError as error:
+        throttle.failed(client)
         return _login_again(request, next, f"That token does not work: {error}.", 401)
+    secret = open_page_session(session, token_id=principal.token_id, pepper=settings.pepper, now=now,
+                               max_age_s=COOKIE_MAX_AGE_S)  # fmt: skip
     response = RedirectResponse(_safe_next(next) or home_of(principal), status_code=303)
-    response.set_cookie(TOKEN_COOKIE, token, max_age=COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
+    response.set_cookie(TOKEN_COOKIE, secret, max_age=COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
                         path="/", secure=_secure(request))  # fmt: skip
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
     return response
 
 
 @router.post("/logout")
-def logout(request: Request, settings: SettingsDep, csrf: Annotated[str, Form()] = "") -> Response:
-    """Forget the session cookie (CSRF-checked, so another site cannot log you out)."""
+def logout(request: Request, session: SessionDep, settings: SettingsDep, now: NowDep,
+           csrf: Annotated[str, Form()] = "") -> Response:
+    """End the page session on the server and forget its cookie (CSRF-checked, so another
+    site cannot log you out). A cookie holding a token itself is only forgotten: revoking
+    the token would end the team's API access too (organisers do that: DELETE .../tokens/<id>)."""
     check_csrf(request, settings, csrf)
+    secret = request.cookies.get(TOKEN_COOKIE, "")
+    if is_session_secret(secret):
+        close_page_session(session, secret=secret, pepper=settings.pepper, now=now)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(TOKEN_COOKIE, path="/")
     return response
@@ -156,6 +177,12 @@ def _secure(request: Request) -> bool:
     the token cookie is the API token itself, and must never travel over plain HTTP."""
     settings: Settings = request.app.state.settings
     return settings.secure_cookies or request.url.scheme == "https"
+
+
+def _cookie_principal(session: Session, settings: Settings, cookie: str, now: datetime) -> Principal:
+    if is_session_secret(cookie):
+        return session_principal(session, secret=cookie, pepper=settings.pepper, now=now)
+    return authenticate(session, token=cookie, pepper=settings.pepper)
 
 
 def _check(session: Session, settings: Settings, token: str) -> Principal:

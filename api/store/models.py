@@ -325,5 +325,22 @@ class Worker(Base):
     last_seen_at: Mapped[datetime]
 
 
+class PageSession(Base):
+    """A login on the pages (issue 19): the cookie holds a session secret, the row its HMAC.
+
+    Logging out revokes the row, so a copied cookie stops working at once; revoking
+    the token the session was opened with ends every session opened with it.
+    """
+
+    __tablename__ = "page_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)  # HMAC-SHA256(pepper, secret), hex
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
 # The organisers' tables (issue 18) live in their own module; imported here so the metadata has them.
 from api.store import models_organisers  # noqa: E402, F401

@@ -134,6 +134,11 @@ def authenticate(session: Session, *, token: str, pepper: bytes) -> Principal:
     """The principal a bearer token stands for; AuthError says why when there is none."""
     if not token.startswith("opj_") or len(token) > 200:
         raise AuthError("the token is not an opjudge token (they start with 'opj_')")
+    return principal_of_digest(session, digest=hash_token(token, pepper=pepper))
+
+
+def principal_of_digest(session: Session, *, digest: str) -> Principal:
+    """The principal of the token stored under `digest` (a page session holds its token's id)."""
     row = session.execute(
         select(ApiToken, Team, Reviewer, Competition)
         .outerjoin(Team, Team.id == ApiToken.team_id)
@@ -142,7 +147,7 @@ def authenticate(session: Session, *, token: str, pepper: bytes) -> Principal:
             Competition,
             (Competition.id == Team.competition_id) | (Competition.id == Reviewer.competition_id),
         )
-        .where(ApiToken.digest == hash_token(token, pepper=pepper))
+        .where(ApiToken.digest == digest)
     ).first()
     if row is None:
         raise AuthError("unknown token")

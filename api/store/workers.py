@@ -30,12 +30,19 @@ def register_worker(
     return _view(row)
 
 
-def worker_heartbeat(session: Session, *, name: str, now: datetime | None = None) -> None:
-    """The worker is alive (commits); NotFoundError if it never registered."""
+def worker_heartbeat(
+    session: Session, *, name: str, now: datetime | None = None, status: dict[str, Any] | None = None
+) -> None:
+    """The worker is alive (commits); NotFoundError if it never registered.
+
+    `status`: values that change while it runs (its oracle cache's size), merged into its info.
+    """
     row = session.scalars(select(Worker).where(Worker.name == name)).first()
     if row is None:
         raise NotFoundError(f"worker {name!r} never registered")
     row.last_seen_at = now or utcnow()
+    if status:
+        row.info = {**row.info, **status}  # a new dict: the JSON column sees the change
     session.commit()
 
 
