@@ -21,7 +21,7 @@ from .conftest import FIXTURES, REPO
 
 
 class _NoBroker:
-    def enqueue(self, run_id: int, queue: str) -> None:
+    def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
         pass
 
 
