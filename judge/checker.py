@@ -39,6 +39,10 @@ def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck
     if outcome.bracket_ns and outcome.elapsed_ns > outcome.bracket_ns + CLOCK_SLACK_NS:
         return CallCheck(Verdict.SV, f"case {case.name}: the call's time ({outcome.elapsed_ns} ns) is longer than "
                          f"the judge's own clock around it ({outcome.bracket_ns} ns): the timer was tampered with")
+    if outcome.tampering:
+        return CallCheck(Verdict.SV, f"case {case.name}: after kernel_run returned, {'; '.join(outcome.tampering)}: "
+                         "a kernel may not install signal handlers or change memory protections (work deferred "
+                         "to the runner's first read of the outputs is work off the clock)")
     if outcome.openmp_level:
         return CallCheck(Verdict.SV, f"case {case.name}: kernel_run returned from inside an OpenMP parallel "
                          "region (it jumped out of it), leaving threads working after the call")

@@ -63,6 +63,10 @@ class BaselineRunner:
         with self._judges_fault("run a call"):
             return self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
 
+    def empty_call(self, timeout_s: float) -> int:
+        with self._judges_fault("run a call"):
+            return self.session.empty_call(timeout_s)
+
     @staticmethod
     @contextlib.contextmanager
     def _judges_fault(doing: str) -> Iterator[None]:

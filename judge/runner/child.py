@@ -28,6 +28,7 @@ from judge.backends import Backend, CaseSet
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
+from judge.runner.guard import CallGuard, PageTouch
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
@@ -63,6 +64,19 @@ BUSY_SHARE = 0.5
 
 def _busy_threads(before: dict[str, int], after: dict[str, int], window_ns: int) -> int:
     return sum(1 for tid, ns in after.items() if ns - before.get(tid, ns) > BUSY_SHARE * window_ns)
+
+
+class _Phases:
+    """Where a call's time goes in the child, for the timing breakdown (bench/ranking_fidelity.py)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, int] = {}
+        self._last = time.perf_counter_ns()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter_ns()
+        self.laps[name] = self.laps.get(name, 0) + now - self._last
+        self._last = now
 
 
 class LibraryLoadError(Exception):
@@ -118,6 +132,7 @@ class Child:
         self.known_threads: set[str] = set()
         self.recent_threads: set[str] = set()  # appeared around a call; must never end
         self.pending: dict[str, torch.Tensor] = {}
+        self.last_outputs: dict[str, torch.Tensor] = {}  # the pages an empty call reads (`empty_call`)
         # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
         # here when the first private case is set (see `_withhold_output`).
         self.private_sink: int | None = None
@@ -177,11 +192,14 @@ class Child:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
+        phases = _Phases()
         inputs = make_inputs(self.module, case, seed, self.generation_device)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
         scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
+        phases.lap("generate")
         before = {k: fingerprint(t) for k, t in tensors.items()}
+        phases.lap("digest")
         device_inputs = {k: runtime.to_device(t) for k, t in tensors.items()}
         outputs = {
             name: runtime.empty(tuple(shape), dtype, math.nan)
@@ -199,19 +217,26 @@ class Child:
             invoke = self._library_call(lib, device_inputs, outputs, scalars)
             if invoke is None:
                 return
+        phases.lap("prepare")
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
+        touch = PageTouch(outputs)
+        guard = CallGuard() if lib == "submission" else None  # as the runner leaves them, just before
+        phases.lap("flush")
         self._wait_for_go()
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
+            touch.read()  # on the clock: work a fault handler defers to the first read is timed (guard.py)
         except Exception as exc:
             reason = runtime.fault_reason(exc)
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
         self.send({"op": "ran"})  # at once: the worker's clock stops here
+        phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
+        tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
@@ -240,6 +265,8 @@ class Child:
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
         self.pending = outputs if lib == "submission" else {}
+        self.last_outputs = outputs
+        phases.lap("after")
         self.send({
             "op": "call",
             "rc": int(rc),
@@ -250,8 +277,19 @@ class Child:
             "late_writes": late_writes,
             "openmp_level": openmp_level,
             "busy_threads": busy_threads,
+            "tampering": tampering,
+            "phases_ns": phases.laps,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
+
+    def empty_call(self) -> None:
+        """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
+        clock around it is this child's message overhead, which timing.py takes off every call."""
+        touch = PageTouch(self.last_outputs)
+        self._wait_for_go()
+        self.runtime.time_call(lambda: 0)
+        touch.read()
+        self.send({"op": "ran"})
 
     def _wait_for_go(self) -> None:
         """Say the call is ready and wait for the worker's go. The worker times go -> ran on its own
@@ -332,6 +370,8 @@ def main() -> None:
                 child.set_case(command["case"])
             elif command["op"] == "call":
                 child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)))
+            elif command["op"] == "empty":
+                child.empty_call()
             elif command["op"] == "fetch":
                 child.send_outputs()
             elif command["op"] == "exit":
