@@ -92,6 +92,7 @@ class JudgeResult:
     stage_times_s: dict[str, float] = field(default_factory=dict)  # build, oracle, correctness, timing
     host: dict[str, str] = field(default_factory=dict)  # host, device, toolchain and driver versions
     kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
+    timing_profile_s: dict[str, float] = field(default_factory=dict)  # where the timing phase's time went
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `opjudge judge --json` and of the API's run results."""
@@ -129,4 +130,5 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         stage_times_s=data.get("stage_times_s", {}),
         host=data.get("host", {}),
         kernel_output=data.get("kernel_output", ""),
+        timing_profile_s=data.get("timing_profile_s", {}),
     )

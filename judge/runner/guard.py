@@ -38,12 +38,13 @@ class _SigAction(ctypes.Structure):
                 ("restorer", ctypes.c_void_p)]
 
 
-def _disposition(signum: int) -> tuple[int, int, int] | None:
-    """One signal's handler, flags and (the kernel's 64 signals of) mask; None where it has none."""
+def _disposition(signum: int) -> int | None:
+    """One signal's handler (SIG_DFL 0, SIG_IGN 1, or a function's address); None where it has none.
+    Only the handler can run a kernel's code; flags and mask alone defer nothing."""
     action = _SigAction()
     if _LIBC.sigaction(signum, None, ctypes.byref(action)) != 0:
         return None
-    return action.handler or 0, action.flags, action.mask[0]
+    return action.handler or 0
 
 
 def _signal_name(signum: int) -> str:
