@@ -14,10 +14,9 @@ from pathlib import Path
 
 import torch
 
-from judge import hostload
 from judge.backends import Backend, CaseSet, Isolation, Stage
 from judge.builds import BuiltKernels, build_kernels
-from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
+from judge.checker import OracleChecker, conduct
 from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
@@ -29,7 +28,6 @@ from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import (
     REPO_ROOT,
     WITHHELD_OUTPUT_NOTE,
-    CallOutcome,
     RunnerDied,
     RunnerFailed,
     RunnerSession,
@@ -38,7 +36,7 @@ from judge.runner.session import (
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
-from judge.timing import CaseTiming, below_physical_floor, time_case
+from judge.timing_phase import TimingPhase, time_cases
 from judge.tracks import Track, get_track
 from judge.verdict import Verdict, worst
 
@@ -167,23 +165,17 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             if timed and all(c.passed for c in case_results):
                 reporter.stage(Stage.TIMING)
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
-                load_before, cpu_before = hostload.load_average(), hostload.cpu_times()
-                timings: list[CaseTiming] = []
-                for index, (case_result, case) in enumerate(timed):
+
+                def before_case(case: Case) -> None:
+                    nonlocal current
                     current = case
                     _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
-                    timings.append(_time_case(session, baseline, case, case_result, checker, host, runtime_options,
-                                              host_clock=track.host_clock, first=index == 0))
-                    reporter.note(f"timed {case.name}")
-                    if not case_result.passed:
-                        break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
+
+                phase = TimingPhase(session, baseline, checker, host, runtime_options, track.host_clock)
+                time_cases(phase, timed, result, before_case=before_case,
+                           after_case=lambda c: reporter.note(f"timed {c.name}"))
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
-                result.host.update(hostload.describe(
-                    load_before=load_before, before=cpu_before, after=hostload.cpu_times(),
-                    baseline_spreads=[hostload.spread_percent(t.baseline.std_ns, t.baseline.mean_ns)
-                                      for t in timings if t.baseline is not None]))
-                result.timing_profile_s = _profile_seconds(timings)
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
         result.kernel_output = session.output_text()
     except RunnerStartFailed as exc:
@@ -232,61 +224,6 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
         checked_calls=1,
         sizes={"dtype": case.dtype, **case.params} if public else {},
     )
-
-
-# The first timed case after the correctness phase warms up this many times longer: the
-# baseline's child has been idle since it started, and the first judging after an idle spell
-# must time like the next one.
-FIRST_CASE_WARMUP_FACTOR = 4
-
-
-def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, case_result: CaseResult,
-               checker: OracleChecker, host: HostConfig, runtime_options: dict[str, object], *,
-               host_clock: bool, first: bool = False) -> CaseTiming:
-    def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
-        outputs = session.fetch_outputs(host.limits.call_time_limit_s)
-        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=session.kernel_calls > 1)
-
-    warmup_s = host.limits.min_warmup_s * (FIRST_CASE_WARMUP_FACTOR if first else 1)
-    timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
-                       call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock, warmup_s=warmup_s)
-    gap_ns = timing.series.timer_gap_ns()
-    if host_clock and timing.submission is not None and abs(gap_ns) > 0.1 * timing.submission.median_ns:
-        log.warning("case %s: the runner's own timer and the worker's clock differ by %.0f us more for the "
-                    "submission than for the baseline (a diagnostic: the worker's clock is the one used)",
-                    case.name, gap_ns / 1e3)
-    case_result.checked_calls += timing.checked_calls
-    case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
-    if timing.failure is not None:
-        case_result.passed = False
-        case_result.verdict, case_result.message = timing.failure.verdict, timing.failure.message
-        return timing
-    assert timing.submission is not None and timing.baseline is not None
-    case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
-    case_result.ratio = timing.ratio
-    if case_result.flops:
-        case_result.gflops = case_result.flops / timing.submission.median_ns
-    if case_result.min_bytes:
-        case_result.gbytes_per_s = case_result.min_bytes / timing.submission.median_ns
-    by_dtype = runtime_options.get("peak_flops_by_dtype") or {}
-    peak = float(by_dtype.get(case.dtype) or runtime_options.get("peak_flops") or 0.0)  # type: ignore[union-attr,arg-type]
-    # Held against the worker's clock with no overhead taken off: only a time that even the bracket
-    # around the call (which holds the call) undercuts is impossible, however noisy the host.
-    if below_physical_floor(case_result.flops, peak, timing.floor_ns):
-        case_result.passed, case_result.verdict = False, Verdict.SV
-        case_result.message = (f"case {case.name}: {timing.floor_ns:.0f} ns is faster than the "
-                               "hardware allows for this much work")
-    return timing
-
-
-def _profile_seconds(timings: list[CaseTiming]) -> dict[str, float]:
-    """Where the timing phase's time went, summed over its cases (bench/ranking_fidelity.py)."""
-    total: dict[str, float] = {}
-    for timing in timings:
-        for name, ns in timing.profile_ns.items():
-            total[name] = total.get(name, 0.0) + ns / 1e9
-    total["timed_pairs"] = float(sum(len(t.series.brackets["submission"]) for t in timings))
-    return total
 
 
 class RunOutOfTime(Exception):
