@@ -31,7 +31,7 @@ log = logging.getLogger("opjudge.judge")
 # it started, and the first case after an idle spell must time like the next one.
 FIRST_CASE_WARMUP_FACTOR = 4
 FIRST_PASS_SHARE = 0.75  # of each case's budget in the first pass; the rest goes where it is needed
-MIN_ROUND_S = 0.25  # a round of the second pass is at least this long (it warms up again)
+MIN_ROUND_S = 0.25  # a round of the second pass is at least this long, or a quarter budget (it warms up again)
 
 
 @dataclass
@@ -84,7 +84,8 @@ def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult,
     """Rounds on the least certain case until the budget the cases left is spent."""
     limits = phase.host.limits
     left = sum(limits.case_time_budget_s - t.spent_s for t, _, _ in timings)
-    while left >= MIN_ROUND_S:
+    min_round = min(MIN_ROUND_S, limits.case_time_budget_s / 4)
+    while left >= min_round:
         open_cases = [entry for entry in timings if entry[0].ratio_half_width >= limits.target_sem_ratio
                       and len(entry[0].series.brackets[SUBMISSION]) < limits.max_timed_calls]
         if not open_cases:
@@ -92,10 +93,10 @@ def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult,
         timing, case_result, case = max(open_cases, key=lambda e: _uncertainty(e[0]))
         before_case(case)
         spent, checked = timing.spent_s, timing.checked_calls
-        phase.time(case, budget_s=max(MIN_ROUND_S, min(left, limits.case_time_budget_s / 2)),
+        phase.time(case, budget_s=max(min_round, min(left, limits.case_time_budget_s / 2)),
                    warmup_s=limits.min_warmup_s, earlier=timing)
         _record(phase, timing, case_result, case, checked_before=checked)
-        left -= max(timing.spent_s - spent, MIN_ROUND_S / 4)
+        left -= max(timing.spent_s - spent, min_round / 4)
         if not case_result.passed:
             return
 

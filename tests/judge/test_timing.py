@@ -340,3 +340,51 @@ def test_a_failure_the_submission_earned_is_not_hidden_behind_a_later_internal_e
     assert run(Verdict.IE, Verdict.WA).verdict is Verdict.IE  # nothing earned before it: the judge's failure
     assert run(Verdict.WA, Verdict.SV, Verdict.IE).verdict is Verdict.SV  # judging.md's order among the earned
     assert run(Verdict.AC, Verdict.AC).verdict is Verdict.AC
+
+
+def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
+    """judge/timing_phase.py: a steady case stops on its interval; a noisy one gets the rounds after."""
+    from judge.backends import Backend, CaseSet
+    from judge.checker import CallCheck
+    from judge.host import HostConfig
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.results import CaseResult, JudgeResult
+    from judge.timing_phase import TimingPhase, time_cases
+    from judge.verdict import Verdict
+
+    class Session(_BracketedSession):
+        kernel_calls = 2
+
+        def set_case(self, case, timeout_s):
+            self.case = case.name
+
+        def call(self, lib, seed, *, timeout_s, recheck_ms=0):
+            outcome = super().call(lib, seed, timeout_s=timeout_s)
+            if self.case == "noisy" and lib == "submission":
+                outcome.bracket_ns += 300 * (self.calls * 7919 % 1000)
+            return outcome
+
+        def fetch_outputs(self, timeout_s):
+            return {}
+
+    class Checker:
+        def check(self, case, seed, outcome, outputs, **kwargs):
+            return CallCheck(Verdict.AC)
+
+    limits = Limits(min_timed_calls=10, max_timed_calls=100_000, min_warmup_calls=1, min_warmup_s=0.0,
+                    case_time_budget_s=0.2, target_sem_ratio=0.005, extra_check_probability=0.0)
+    phase = TimingPhase(Session(call_ns=1_000_000, overhead_ns=0), Session(call_ns=1_000_000, overhead_ns=0),
+                        Checker(), HostConfig(work_root=tmp_path, limits=limits), {}, True)
+    cases = [Case(name=n, case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1) for n in ("steady", "noisy")]
+    results = [CaseResult(name=c.name, case_set=c.case_set, passed=True) for c in cases]
+    result = JudgeResult(verdict=Verdict.AC, problem="p", backend=Backend.CPU, message="")
+    seen: list[str] = []
+    time_cases(phase, list(zip(results, cases, strict=True)), result, before_case=lambda c: seen.append(c.name),
+               after_case=lambda c: None)
+    steady, noisy = results
+    assert seen[:2] == ["steady", "noisy"] and set(seen[2:]) == {"noisy"} and len(seen) > 2
+    assert steady.timing.count < 40 and noisy.timing.count > 4 * steady.timing.count
+    assert noisy.checked_calls >= max(3, noisy.timing.count // 4)
+    assert "load_average_timing_start" in result.host and "baseline_spread_percent" in result.host
+    assert result.timing_profile_s["timed_pairs"] == steady.timing.count + noisy.timing.count
