@@ -95,14 +95,6 @@ def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
     return float(statistics.median(s / b for s, b in zip(submission_ns, baseline_ns, strict=True) if b > 0))
 
 
-def sem_ratio(samples_ns: list[int]) -> float:
-    """Standard error of the mean over the mean."""
-    if len(samples_ns) < 2:
-        return math.inf
-    mean = statistics.fmean(samples_ns)
-    return statistics.stdev(samples_ns) / math.sqrt(len(samples_ns)) / mean if mean > 0 else math.inf
-
-
 def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> bool:
     """judging.md: a time below the case's work at the device's peak rate is impossible."""
     return peak_flops > 0 and flops > 0 and median_ns < flops / peak_flops * 1e9
