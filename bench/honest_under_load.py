@@ -26,6 +26,11 @@ from ranking_fidelity import FAST_PERMILLE, make_variant
 
 from judge.backends import CaseSet
 
+# ok_row_blocked is numerically close to the pass rule: with _common's default secret (b"bench") its
+# t10_custom_scale_dense inputs give dq a MERE of 1.59e-4 against 1.22e-4 allowed (on main too), a
+# WA that skips the timing. The fixture tests' secret gives inputs it passes on.
+SECRET = b"test"
+
 BUSY = "while True: pass"
 MEMORY = ("import numpy as np, sys\n"
           "a = np.ones(int(sys.argv[1]) * (1 << 20) // 8)\n"
@@ -61,14 +66,15 @@ def main() -> None:
                    REPO_ROOT / "tests/submissions/sparse_flash_attention_grad/cpu/ok_row_blocked.cpp",
                    make_variant(FAST_PERMILLE, Path(source_dir))]
         for kernel in kernels:  # builds and oracles cached before the load starts
-            judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache_dir))
+            judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache_dir), secret=SECRET)
         load = start_load(options.load, options.memory_mib)
         try:
             time.sleep(2)
             for run in range(options.runs):
                 kernel = kernels[run % len(kernels)]
                 started = time.monotonic()
-                result = judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache_dir))
+                result = judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache_dir),
+                                    secret=SECRET)
                 verdicts[result.verdict.value] += 1
                 host = result.host
                 print(f"run {run + 1} {kernel.name}: {result.verdict.value} score {result.score} "

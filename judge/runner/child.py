@@ -28,7 +28,7 @@ from judge.backends import Backend, CaseSet
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
-from judge.runner.guard import CallGuard, PageTouch
+from judge.runner.guard import CallGuard, PageTouch, spans
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
 from judge.tracks import get_track
@@ -222,7 +222,9 @@ class Child:
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
         touch = PageTouch(outputs)
-        guard = CallGuard() if lib == "submission" else None  # as the runner leaves them, just before
+        # Signal handlers as the runner leaves them, just before the call; only where the outputs are
+        # host memory (a device's are read through its driver, and its runtime may set handlers lazily).
+        guard = CallGuard() if lib == "submission" and spans(outputs) else None
         phases.lap("flush")
         self._wait_for_go()
         try:
