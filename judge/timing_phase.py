@@ -117,9 +117,9 @@ def _record(phase: TimingPhase, timing: CaseTiming, case_result: CaseResult, cas
     assert timing.submission is not None and timing.baseline is not None
     gap_ns = timing.series.timer_gap_ns()
     if phase.host_clock and abs(gap_ns) > 0.1 * timing.submission.median_ns:
-        log.warning("case %s: the runner's own timer and the worker's clock differ by %.0f us more for the "
-                    "submission than for the baseline (a diagnostic: the worker's clock is the one used)",
-                    case.name, gap_ns / 1e3)
+        log.warning("case %s: the gap between the worker's clock and the runner's own timer is %+.0f us wider "
+                    "for the submission than for the baseline (a moved timer or a disturbed host; a diagnostic "
+                    "only: the worker's clock is the one used)", case.name, gap_ns / 1e3)
     case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
     case_result.ratio = timing.ratio
     if case_result.flops:
