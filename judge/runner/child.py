@@ -14,6 +14,7 @@ import ctypes
 import json
 import math
 import os
+import select
 import sys
 import threading
 import time
@@ -64,6 +65,19 @@ BUSY_SHARE = 0.5
 
 def _busy_threads(before: dict[str, int], after: dict[str, int], window_ns: int) -> int:
     return sum(1 for tid, ns in after.items() if ns - before.get(tid, ns) > BUSY_SHARE * window_ns)
+
+
+# The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
+GO_SPIN_S = 0.002
+
+
+def _poll_briefly(fd: int, seconds: float) -> None:
+    """Return once `fd` is readable or `seconds` have passed (the commands come one at a time, after
+    each answer, so nothing waits in the file object's buffer)."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if select.select([fd], [], [], 0)[0]:
+            return
 
 
 class _Phases:
@@ -295,8 +309,11 @@ class Child:
 
     def _wait_for_go(self) -> None:
         """Say the call is ready and wait for the worker's go. The worker times go -> ran on its own
-        clock, out of every kernel's reach; judge/timing.py holds the child's time against it."""
+        clock, out of every kernel's reach: that bracket, less this child's overhead, is the call's
+        time on the CPU track (judge/timing.py). The child polls for the go a moment before it
+        blocks, so that waking up from a blocked read is not inside the bracket."""
         self.send({"op": "armed"})
+        _poll_briefly(self.commands.fileno(), GO_SPIN_S)
         command = json.loads(self.commands.readline() or "{}")
         if command.get("op") != "go":
             raise RuntimeError(f"expected the worker's go, got {command!r}")
