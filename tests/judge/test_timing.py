@@ -385,3 +385,14 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     assert noisy.checked_calls >= max(3, noisy.timing.count // 4)
     assert "load_average_timing_start" in result.host and "baseline_spread_percent" in result.host
     assert result.timing_profile_s["timed_pairs"] == steady.timing.count + noisy.timing.count
+
+
+def test_the_submissions_overhead_cap_follows_the_baselines_own_spread():
+    """On a loaded host the children's empty calls spread widely: an honest child whose median
+    lands higher by chance is not charged for it; a quiet baseline keeps the cap at the slack."""
+    from judge.timing import BASELINE, OVERHEAD_SLACK_NS, SUBMISSION, Series
+
+    quiet = Series(empties={SUBMISSION: [100_000] * 20, BASELINE: [30_000 + 1_000 * (i % 3) for i in range(20)]})
+    assert quiet.overheads()[SUBMISSION] == quiet.overheads()[BASELINE] + OVERHEAD_SLACK_NS
+    loaded = Series(empties={SUBMISSION: [400_000] * 20, BASELINE: [100_000 * (1 + i % 5) for i in range(20)]})
+    assert loaded.overheads()[SUBMISSION] == 400_000  # within the baseline's own spread
