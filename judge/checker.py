@@ -6,9 +6,11 @@ oracle sees never passed through the submission's process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +41,10 @@ def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck
     if outcome.bracket_ns and outcome.elapsed_ns > outcome.bracket_ns + CLOCK_SLACK_NS:
         return CallCheck(Verdict.SV, f"case {case.name}: the call's time ({outcome.elapsed_ns} ns) is longer than "
                          f"the judge's own clock around it ({outcome.bracket_ns} ns): the timer was tampered with")
+    if outcome.tampering:
+        return CallCheck(Verdict.SV, f"case {case.name}: after kernel_run returned, {'; '.join(outcome.tampering)}: "
+                         "a kernel may not install signal handlers or change memory protections (work deferred "
+                         "to the runner's first read of the outputs is work off the clock)")
     if outcome.openmp_level:
         return CallCheck(Verdict.SV, f"case {case.name}: kernel_run returned from inside an OpenMP parallel "
                          "region (it jumped out of it), leaving threads working after the call")
@@ -110,7 +116,8 @@ class OracleChecker:
         # The pass rule runs where the oracle does: on a GPU host a benchmark case's outputs hold
         # ~10^8 elements, which the worker's CPU compares in tens of seconds, the GPU in a blink.
         outputs, oracle, reference = (_to(self.oracle_device, t) for t in (outputs, oracle, reference))
-        checks = self.module.check(case, outputs, oracle, reference)
+        with _torch_threads(self.oracle_threads):  # as the oracle: two threads on a busy 2-core host crawl
+            checks = self.module.check(case, outputs, oracle, reference)
         failed = [name for name, c in checks.items() if not c.passed]
         if failed:
             first = checks[failed[0]]
@@ -120,19 +127,25 @@ class OracleChecker:
     def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
         def compute() -> tuple[Any, Any]:
             moved = {k: v.to(self.oracle_device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-            previous = torch.get_num_threads()
-            torch.set_num_threads(self.oracle_threads)
-            try:
+            with _torch_threads(self.oracle_threads):
                 # Left where they were computed: the check runs there too, and the cache stores CPU copies.
                 return self.module.oracle(case, moved), self.module.reference(case, moved)
-            finally:
-                torch.set_num_threads(previous)
 
         if not cacheable or self.cache is None:
             return compute()
         key = [self.problem.slug, self.problem.definition_hash, case.name, case.dtype,
                json.dumps(case.params, sort_keys=True), list(case.flags), seed]
         return self.cache.get_or_compute(key, compute)
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _to(device: str, tensors: dict[str, Any] | None) -> Any:

@@ -15,9 +15,9 @@ from pathlib import Path
 import torch
 
 from judge.backends import Backend, CaseSet, Isolation, Stage
-from judge.baseline_check import BaselineNames, first_call_verifier
+from judge.baseline_check import BaselineNames
 from judge.builds import BuiltKernels, build_kernels
-from judge.checker import CallCheck, OracleChecker, conduct, worst_checks
+from judge.checker import OracleChecker, conduct
 from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
@@ -30,7 +30,6 @@ from judge.runner.protocol import ProtocolViolation
 from judge.runner.session import (
     REPO_ROOT,
     WITHHELD_OUTPUT_NOTE,
-    CallOutcome,
     RunnerDied,
     RunnerSession,
     RunnerStartFailed,
@@ -38,7 +37,7 @@ from judge.runner.session import (
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
-from judge.timing import below_physical_floor, time_case
+from judge.timing_phase import TimingPhase, time_cases
 from judge.tracks import Track, get_track
 from judge.verdict import Verdict, worst
 
@@ -100,7 +99,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     # GOMP_SPINCOUNT: OpenMP's idle threads spin for about 10 us (the default is some 300k spins,
     # hundreds of us) before they sleep. A pool spinning after one kernel's call slows the wake-up
     # of the next call on a small host, and the worker's bracket around that call (timing.py,
-    # forged_timer) would charge it to whichever kernel comes next.
+    # the CPU track's clock) would charge it to whichever kernel comes next.
     env = {"OMP_NUM_THREADS": str(threads), "GOMP_SPINCOUNT": "10000",
            "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
@@ -171,15 +170,18 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             if timed and all(c.passed for c in case_results):
                 reporter.stage(Stage.TIMING)
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
-                for case_result, case in timed:
+
+                def before_case(case: Case) -> None:
+                    nonlocal current
                     current = case
                     _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
+
+                for case_result, case in timed:  # which baseline times each case, for the report and CSV
                     case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
-                    _time_case(session, baseline, case, case_result, checker, host, runtime_options,
-                               host_clock=track.host_clock, names=names)
-                    reporter.note(f"timed {case.name}")
-                    if not case_result.passed:
-                        break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
+                phase = TimingPhase(session, baseline, checker, host, runtime_options, track.host_clock,
+                                    baseline_names=names)
+                time_cases(phase, timed, result, before_case=before_case,
+                           after_case=lambda c: reporter.note(f"timed {c.name}"))
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
@@ -235,42 +237,6 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
         checked_calls=1,
         sizes={"dtype": case.dtype, **case.params} if public else {},
     )
-
-
-def _time_case(session: RunnerSession, baseline: BaselineRunner, case: Case, case_result: CaseResult,
-               checker: OracleChecker, host: HostConfig, runtime_options: dict[str, object], *,
-               host_clock: bool, names: BaselineNames) -> None:
-    def verify(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
-        outputs = session.fetch_outputs(host.limits.call_time_limit_s)
-        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=session.kernel_calls > 1)
-
-    def verify_baseline(c: Case, seed: int, outcome: CallOutcome) -> CallCheck:
-        outputs = baseline.fetch_outputs(host.limits.call_time_limit_s)
-        # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
-        return checker.check(c, seed, outcome, outputs, cacheable=False, after_kernel=False)
-
-    timing = time_case(session, baseline, case, limits=host.limits, verify=verify,
-                       call_timeout_s=host.limits.call_time_limit_s, host_clock=host_clock,
-                       verify_baseline=first_call_verifier(verify_baseline, names))
-    case_result.checked_calls += timing.checked_calls
-    case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
-    if timing.failure is not None:
-        case_result.passed = False
-        case_result.verdict, case_result.message = timing.failure.verdict, timing.failure.message
-        return
-    assert timing.submission is not None and timing.baseline is not None
-    case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
-    case_result.ratio = timing.ratio
-    if case_result.flops:
-        case_result.gflops = case_result.flops / timing.submission.median_ns
-    if case_result.min_bytes:
-        case_result.gbytes_per_s = case_result.min_bytes / timing.submission.median_ns
-    by_dtype = runtime_options.get("peak_flops_by_dtype") or {}
-    peak = float(by_dtype.get(case.dtype) or runtime_options.get("peak_flops") or 0.0)  # type: ignore[union-attr,arg-type]
-    if below_physical_floor(case_result.flops, peak, timing.submission.median_ns):
-        case_result.passed, case_result.verdict = False, Verdict.SV
-        case_result.message = (f"case {case.name}: {timing.submission.median_ns:.0f} ns is faster than the "
-                               "hardware allows for this much work")
 
 
 class RunOutOfTime(Exception):

@@ -95,6 +95,7 @@ class JudgeResult:
     host: dict[str, str] = field(default_factory=dict)  # host, device, toolchain and driver versions
     kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
     mode: RunMode = RunMode.RANKED  # which sets were judged (judge/modes.py)
+    timing_profile_s: dict[str, float] = field(default_factory=dict)  # where the timing phase's time went
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `opjudge judge --json` and of the API's run results."""
@@ -133,4 +134,5 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         host=data.get("host", {}),
         kernel_output=data.get("kernel_output", ""),
         mode=RunMode(data.get("mode", RunMode.RANKED.value)),
+        timing_profile_s=data.get("timing_profile_s", {}),
     )

@@ -9,6 +9,11 @@ each other call of the block is checked by chance too, so checked and unchecked 
 same to the kernel, checks cover the whole phase, and spotting one check (the oracle's pause)
 says nothing sure about the next calls. Only timed calls count towards the spec's minimum
 (at least 1 in 4 and at least 3 per case): timing goes on until they reach it.
+
+On the CPU track (`host_clock`) a call's time is the worker's own clock around it (go -> ran, the
+child reads every output page inside it) less that child's message overhead, measured by an empty
+call after every timed pair: nothing in the child's address space, which the kernel can reach,
+decides a time. The child's own reading is kept only as a diagnostic (`Series.timer_gap_ns`).
 """
 
 from __future__ import annotations
@@ -62,39 +67,6 @@ def _enough_timed_checks(timing: CaseTiming, timed_calls: int, limits: Limits) -
     return timing.timed_checked_calls >= wanted
 
 
-def forged_timer(times: dict[str, list[int]], brackets: dict[str, list[int]]) -> str | None:
-    """Why the submission's times cannot be real, or None.
-
-    The child times each call; the worker brackets the same call on its own clock, which adds
-    the message overhead: the same path, and so about the same gap, for both kernels. A kernel
-    that reaches into the child's memory and moves the timer's readings shows as a gap much
-    wider than the baseline's. The gaps are compared pair by pair (both calls of a pair meet
-    the same load) and the median taken: to move its median time a forger must move most calls.
-    The allowance (50 us, or 25 % of the call) bounds what a forger could still gain. An honest
-    kernel's gap stays close to the baseline's, but not always within microseconds: on a loaded
-    2-core host one child can wake up late for a whole case, so `time_case` times the case again
-    before it believes this.
-    """
-    if not all(brackets[lib] and all(brackets[lib]) for lib in (SUBMISSION, BASELINE)):
-        return None  # a session without brackets (tests, older children)
-    gaps = {lib: [b - t for b, t in zip(brackets[lib], times[lib], strict=True)] for lib in (SUBMISSION, BASELINE)}
-    wider = statistics.median(s - b for s, b in zip(gaps[SUBMISSION], gaps[BASELINE], strict=True))
-    call_ns = statistics.median(brackets[SUBMISSION])
-    allowance = max(FORGED_TIMER_MIN_NS, FORGED_TIMER_FRACTION * call_ns)
-    if wider <= allowance:
-        return None
-    return (f"the kernel's calls took {call_ns / 1e3:.0f} us by the judge's own clock, but the timer inside "
-            f"the runner saw {wider / 1e3:.0f} us less than the same path costs the baseline: the runner's "
-            "timer was tampered with")
-
-
-FORGED_TIMER_MIN_NS = 50_000
-FORGED_TIMER_FRACTION = 0.25
-# A case is timed this many times before its gap is called forged: a forger's gap is there every
-# time, an honest kernel's late wake-ups on a loaded host are not.
-FORGED_TIMER_ATTEMPTS = 3
-
-
 def trusted(outcome: CallOutcome) -> CallOutcome:
     """The baseline's call with only its own failures left to check (return code, workspace,
     inputs). The thread, late-work and clock checks are for untrusted code; in the baseline's
@@ -123,17 +95,77 @@ def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
     return float(statistics.median(s / b for s, b in zip(submission_ns, baseline_ns, strict=True) if b > 0))
 
 
-def sem_ratio(samples_ns: list[int]) -> float:
-    """Standard error of the mean over the mean."""
-    if len(samples_ns) < 2:
-        return math.inf
-    mean = statistics.fmean(samples_ns)
-    return statistics.stdev(samples_ns) / math.sqrt(len(samples_ns)) / mean if mean > 0 else math.inf
-
-
 def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> bool:
     """judging.md: a time below the case's work at the device's peak rate is impossible."""
     return peak_flops > 0 and flops > 0 and median_ns < flops / peak_flops * 1e9
+
+
+
+def ratio_interval(ratios: list[float], z: float = 1.96) -> tuple[float, float]:
+    """A distribution-free 95 % confidence interval of the median of `ratios` (order statistics:
+    the ranks a binomial(n, 1/2) count reaches within z standard deviations); (0, inf) below 6."""
+    n = len(ratios)
+    k = math.floor((n - z * math.sqrt(n)) / 2)
+    if k < 0 or n < 6:
+        return 0.0, math.inf
+    ordered = sorted(ratios)
+    return ordered[k], ordered[n - 1 - k]
+
+
+def relative_half_width(ratios: list[float]) -> float:
+    """Half the width of `ratio_interval` over the median: the stop rule's measure of precision."""
+    lo, hi = ratio_interval(ratios)
+    mid = statistics.median(ratios) if ratios else 0.0
+    return (hi - lo) / 2 / mid if mid > 0 and math.isfinite(hi) else math.inf
+
+
+# A submission's child is charged at most the baseline's child's overhead plus this (or the
+# baseline's own spread): its empty calls run in its own process, which the kernel can reach.
+OVERHEAD_SLACK_NS = 10_000
+
+
+@dataclass
+class Series:
+    """What one case's timing measured so far; a case timed again later goes on from here."""
+
+    brackets: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
+    child_ns: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
+    empties: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
+
+    def overheads(self) -> dict[str, int]:
+        """Each child's message overhead: the median of its empty calls' brackets. The submission's
+        is capped at the baseline's plus `OVERHEAD_SLACK_NS` or the spread (interquartile range) of
+        the baseline's own empty calls, whichever is more: a kernel that slows its own child's
+        empty calls gains at most that, and an honest child is not charged for the two children's
+        medians parting by chance on a loaded host (where the run is marked disturbed anyway)."""
+        empties = self.empties
+        base = int(statistics.median(empties[BASELINE])) if empties[BASELINE] else 0
+        own = int(statistics.median(empties[SUBMISSION])) if empties[SUBMISSION] else 0
+        spread = 0
+        if len(empties[BASELINE]) >= 4:
+            q1, _, q3 = statistics.quantiles(empties[BASELINE], n=4)
+            spread = int(q3 - q1)
+        return {BASELINE: base, SUBMISSION: min(own, base + max(OVERHEAD_SLACK_NS, spread))}
+
+    def times(self, host_clock: bool) -> dict[str, list[int]]:
+        """Each kernel's call times: on a host clock the worker's bracket less the child's overhead
+        (the child's own reading is within the kernel's reach); on a device its events' time."""
+        if not host_clock:
+            return self.child_ns
+        overhead = self.overheads()
+        return {lib: [max(1, b - overhead[lib]) for b in self.brackets[lib]] for lib in (SUBMISSION, BASELINE)}
+
+    def ratios(self, host_clock: bool) -> list[float]:
+        times = self.times(host_clock)
+        return [s / b for s, b in zip(times[SUBMISSION], times[BASELINE], strict=True) if b > 0]
+
+    def timer_gap_ns(self) -> float:
+        """How much more the worker's clock saw than the child's, the submission's against the
+        baseline's (median over pairs): a diagnostic of a moved timer or a disturbed host, no verdict."""
+        gaps = [(bs - cs) - (bb - cb) for bs, cs, bb, cb in zip(
+            self.brackets[SUBMISSION], self.child_ns[SUBMISSION], self.brackets[BASELINE], self.child_ns[BASELINE],
+            strict=True)]
+        return float(statistics.median(gaps)) if gaps else 0.0
 
 
 @dataclass
@@ -141,10 +173,24 @@ class CaseTiming:
     submission: TimingStats | None = None
     baseline: TimingStats | None = None
     ratio: float | None = None  # median of the pairs' t_sub / t_base (paired_ratio)
+    ratio_half_width: float = math.inf  # relative half-width of the ratio's 95 % interval
+    floor_ns: float = 0.0  # the submission's median with no overhead taken off: for the physical floor
     failure: CallCheck | None = None  # the first failed call, if any
     checked_calls: int = 0  # warm-up, timed and top-up calls checked
     timed_checked_calls: int = 0
     outputs: dict[str, OutputCheck] = field(default_factory=dict)
+    series: Series = field(default_factory=Series)
+    spent_s: float = 0.0  # timing time used on the case, the oracle's checks left out
+    profile_ns: dict[str, int] = field(default_factory=dict)  # where the phase's time went (see _Profile)
+
+    def conclude(self, host_clock: bool) -> None:
+        times = self.series.times(host_clock)
+        self.submission, self.baseline = stats(times[SUBMISSION]), stats(times[BASELINE])
+        ratios = self.series.ratios(host_clock)
+        self.ratio = float(statistics.median(ratios))
+        self.ratio_half_width = relative_half_width(ratios)
+        raw = self.series.brackets[SUBMISSION] if host_clock else times[SUBMISSION]
+        self.floor_ns = float(statistics.median(raw))
 
 
 Verify = Callable[[Case, int, CallOutcome], CallCheck]
@@ -157,51 +203,40 @@ class CallRunner(Protocol):
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome: ...
 
+    def empty_call(self, timeout_s: float) -> int: ...
+
+
+def _profile(profile: dict[str, int], outcome: CallOutcome) -> None:
+    """Add one call to the breakdown: the child's steps, and the worker's clock for the rest
+    (messages, the worker's waits)."""
+    for name, ns in outcome.phases_ns.items():
+        profile[name] = profile.get(name, 0) + ns
+    unaccounted = outcome.worker_ns - sum(outcome.phases_ns.values())
+    if outcome.worker_ns and outcome.phases_ns:
+        profile["messages"] = profile.get("messages", 0) + max(0, unaccounted)
+
 
 def time_case(
     submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
-    call_timeout_s: float, host_clock: bool = False, verify_baseline: Verify | None = None,
+    call_timeout_s: float, host_clock: bool = False, budget_s: float | None = None,
+    warmup_s: float | None = None, earlier: CaseTiming | None = None, verify_baseline: Verify | None = None,
 ) -> CaseTiming:
-    """Warm-up then timed calls, until the SEM target, the budget or the call cap is reached.
+    """Warm-up, then timed pairs until the paired ratio is precise enough (`limits.target_sem_ratio`
+    as the relative half-width of its 95 % interval), the budget is spent or the call cap is reached.
 
-    With `host_clock` (the child times calls with the host's clock), the child's times are held
-    against the worker's own bracket around each call (`forged_timer`); a case whose gap looks
-    forged is timed again, and only a gap seen every time is a violation."""
-    earlier = CaseTiming()  # the checks of attempts before this one count too
-    for attempt in range(1, FORGED_TIMER_ATTEMPTS + 1):
-        result, times, brackets = _timed_calls(submission, baseline, case, limits=limits, verify=verify,
-                                               call_timeout_s=call_timeout_s, verify_baseline=verify_baseline)
-        result.checked_calls += earlier.checked_calls
-        result.outputs = worst_checks(earlier.outputs, result.outputs)
-        if result.failure is not None:
-            return result
-        forged = forged_timer(times, brackets) if host_clock else None
-        if forged is None:
-            result.submission, result.baseline = stats(times[SUBMISSION]), stats(times[BASELINE])
-            result.ratio = paired_ratio(times[SUBMISSION], times[BASELINE])
-            return result
-        log.warning("case %s, attempt %d of %d: %s", case.name, attempt, FORGED_TIMER_ATTEMPTS, forged)
-        earlier = result
-    result.failure = CallCheck(Verdict.SV, f"case {case.name}, timed {FORGED_TIMER_ATTEMPTS} times: {forged}")
-    return result
-
-
-def _timed_calls(
-    submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
-    call_timeout_s: float, verify_baseline: Verify | None = None,
-) -> tuple[CaseTiming, dict[str, list[int]], dict[str, list[int]]]:
-    """One timing of the case: the result so far (its failure, checks and worst outputs), and
-    each kernel's times and the worker's brackets around them."""
+    With `host_clock` each call is timed by the worker's own clock around it less the child's
+    message overhead, measured by an empty call on each child after every timed pair. With
+    `earlier`, the case is timed again from where that timing stopped (more pairs for a case
+    whose ratio is least certain)."""
+    result = earlier or CaseTiming()
+    result.failure = None
     runners = {SUBMISSION: submission, BASELINE: baseline}
     for runner in runners.values():
         runner.set_case(case, timeout_s=call_timeout_s)
-    result = CaseTiming()
     block = max(1, round(1 / limits.check_fraction))
     sampler = CheckSampler(block, limits.extra_check_probability)
     late_probe = CheckSampler(8)
-    times: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
-    brackets: dict[str, list[int]] = {SUBMISSION: [], BASELINE: []}
-
+    series, profile = result.series, result.profile_ns
     pairs_done = 0
     checking_s = 0.0  # spent in the oracle's checks: not part of the case's timing budget
 
@@ -215,43 +250,70 @@ def _timed_calls(
             probe = lib == SUBMISSION and late_probe.next()
             outcome = runners[lib].call(lib, seed, timeout_s=call_timeout_s,
                                         recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
+            _profile(profile, outcome)
             check = conduct(case, outcome if lib == SUBMISSION else trusted(outcome), limits.workspace_limit_bytes)
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
                 verify_started = time.monotonic()
                 check = verify(case, seed, outcome)
                 checking_s += time.monotonic() - verify_started
+                profile["checks"] = profile.get("checks", 0) + int((time.monotonic() - verify_started) * 1e9)
                 result.checked_calls += 1
                 result.timed_checked_calls += record
                 result.outputs = worst_checks(result.outputs, check.outputs)
             if lib == BASELINE and check.verdict is Verdict.AC and verify_baseline is not None:
+                verify_started = time.monotonic()
                 check = verify_baseline(case, seed, outcome)  # its first call of the case (baseline_check.py)
+                checking_s += time.monotonic() - verify_started
             if check.verdict is not Verdict.AC:
                 if lib == BASELINE:  # its own child, out of the submission's reach: the judge's fault
                     check = CallCheck(Verdict.IE, f"the baseline failed on case {case.name}: {check.message}")
                 result.failure = check
                 return False
             if record:
-                times[lib].append(outcome.elapsed_ns)
-                brackets[lib].append(outcome.bracket_ns)
+                series.brackets[lib].append(outcome.bracket_ns)
+                series.child_ns[lib].append(outcome.elapsed_ns)
+        if record and host_clock:
+            empty_started = time.perf_counter_ns()
+            for lib in reversed(order):
+                series.empties[lib].append(runners[lib].empty_call(call_timeout_s))
+            profile["empty_calls"] = profile.get("empty_calls", 0) + time.perf_counter_ns() - empty_started
         return True
 
-    started, warm = time.monotonic(), 0
-    while warm < limits.min_warmup_calls or time.monotonic() - started < limits.min_warmup_s:
-        if not pair(record=False):
-            return result, times, brackets
-        warm += 1
+    if not _warm_up(pair, limits, limits.min_warmup_s if warmup_s is None else warmup_s):
+        return result
     started, checking_s = time.monotonic(), 0.0
     sampler = CheckSampler(block, limits.extra_check_probability)  # blocks line up with the timed calls
-    while len(times[SUBMISSION]) < limits.max_timed_calls:
+    budget = limits.case_time_budget_s if budget_s is None else budget_s
+    spent_before = result.spent_s
+    while len(series.brackets[SUBMISSION]) < limits.max_timed_calls:
         if not pair(record=True):
-            return result, times, brackets
-        count = len(times[SUBMISSION])
+            return result
+        result.spent_s = spent_before + time.monotonic() - started - checking_s
+        count = len(series.brackets[SUBMISSION])
         if count < limits.min_timed_calls or not _enough_timed_checks(result, count, limits):
             continue
-        precise = all(sem_ratio(t) < limits.target_sem_ratio for t in times.values())
-        if precise or time.monotonic() - started - checking_s > limits.case_time_budget_s:
+        precise = relative_half_width(series.ratios(host_clock)) < limits.target_sem_ratio
+        if precise or time.monotonic() - started - checking_s > budget:
             break
-    # Only when the call cap cut the last block short: checked calls after the timing.
+    if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
+        return result
+    result.conclude(host_clock)
+    return result
+
+
+def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:
+    """judging.md: at least `min_warmup_calls` pairs and `warmup_s`, prepared like timed calls."""
+    started, warm = time.monotonic(), 0
+    while warm < limits.min_warmup_calls or time.monotonic() - started < warmup_s:
+        if not pair(False):
+            return False
+        warm += 1
+    return True
+
+
+def _top_up_checks(submission: CallRunner, case: Case, result: CaseTiming, limits: Limits, verify: Verify,
+                   call_timeout_s: float) -> bool:
+    """Only when the call cap cut the last block short: checked calls after the timing."""
     while result.checked_calls < limits.min_checked_calls:
         seed = fresh_seed()
         outcome = submission.call(SUBMISSION, seed, timeout_s=call_timeout_s)
@@ -261,5 +323,5 @@ def _timed_calls(
         result.checked_calls += 1
         if check.verdict is not Verdict.AC:
             result.failure = check
-            return result, times, brackets
-    return result, times, brackets
+            return False
+    return True

@@ -70,6 +70,10 @@ class BaselineRunner:
         with self._judges_fault("send its outputs"):
             return self.session.fetch_outputs(timeout_s)
 
+    def empty_call(self, timeout_s: float) -> int:
+        with self._judges_fault("run a call"):
+            return self.session.empty_call(timeout_s)
+
     @staticmethod
     @contextlib.contextmanager
     def _judges_fault(doing: str) -> Iterator[None]:

@@ -18,6 +18,7 @@ import ctypes
 import json
 import math
 import os
+import select
 import sys
 import threading
 import time
@@ -32,6 +33,7 @@ from judge.backends import Backend, CaseSet
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
+from judge.runner.guard import CallGuard, PageTouch, spans
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
 from judge.sandbox.seal import seal_runner
@@ -68,6 +70,32 @@ BUSY_SHARE = 0.5
 
 def _busy_threads(before: dict[str, int], after: dict[str, int], window_ns: int) -> int:
     return sum(1 for tid, ns in after.items() if ns - before.get(tid, ns) > BUSY_SHARE * window_ns)
+
+
+# The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
+GO_SPIN_S = 0.002
+
+
+def _poll_briefly(fd: int, seconds: float) -> None:
+    """Return once `fd` is readable or `seconds` have passed (the commands come one at a time, after
+    each answer, so nothing waits in the file object's buffer)."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if select.select([fd], [], [], 0)[0]:
+            return
+
+
+class _Phases:
+    """Where a call's time goes in the child, for the timing breakdown (bench/ranking_fidelity.py)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, int] = {}
+        self._last = time.perf_counter_ns()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter_ns()
+        self.laps[name] = self.laps.get(name, 0) + now - self._last
+        self._last = now
 
 
 class LibraryLoadError(Exception):
@@ -123,6 +151,7 @@ class Child:
         self.known_threads: set[str] = set()
         self.recent_threads: set[str] = set()  # appeared around a call; must never end
         self.pending: dict[str, torch.Tensor] = {}
+        self.last_outputs: dict[str, torch.Tensor] = {}  # the pages an empty call reads (`empty_call`)
         # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
         # here when the first private case is set (see `_withhold_output`).
         self.private_sink: int | None = None
@@ -195,11 +224,14 @@ class Child:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
+        phases = _Phases()
         inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
         scalars.update({k: v for k, v in inputs.items() if isinstance(v, int | float)})
+        phases.lap("generate")
         before = {k: fingerprint(t) for k, t in tensors.items()}
+        phases.lap("digest")
         device_inputs = {k: runtime.to_device(t) for k, t in tensors.items()}
         outputs = {
             name: runtime.empty(tuple(shape), dtype, math.nan)
@@ -217,19 +249,28 @@ class Child:
             invoke = self._library_call(lib, device_inputs, outputs, scalars)
             if invoke is None:
                 return
+        phases.lap("prepare")
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
+        touch = PageTouch(outputs)
+        # Signal handlers as the runner leaves them, just before the call; only where the outputs are
+        # host memory (a device's are read through its driver, and its runtime may set handlers lazily).
+        guard = CallGuard() if lib == "submission" and spans(outputs) else None
+        phases.lap("flush")
         self._wait_for_go()
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
+            touch.read()  # on the clock: work a fault handler defers to the first read is timed (guard.py)
         except Exception as exc:
             reason = runtime.fault_reason(exc)
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
         self.send({"op": "ran"})  # at once: the worker's clock stops here
+        phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
+        tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
@@ -258,6 +299,8 @@ class Child:
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
         self.pending = outputs  # the baseline's too: the worker checks its first call of each case
+        self.last_outputs = outputs
+        phases.lap("after")
         self.send({
             "op": "call",
             "rc": int(rc),
@@ -268,13 +311,27 @@ class Child:
             "late_writes": late_writes,
             "openmp_level": openmp_level,
             "busy_threads": busy_threads,
+            "tampering": tampering,
+            "phases_ns": phases.laps,
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
 
+    def empty_call(self) -> None:
+        """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
+        clock around it is this child's message overhead, which timing.py takes off every call."""
+        touch = PageTouch(self.last_outputs)
+        self._wait_for_go()
+        self.runtime.time_call(lambda: 0)
+        touch.read()
+        self.send({"op": "ran"})
+
     def _wait_for_go(self) -> None:
         """Say the call is ready and wait for the worker's go. The worker times go -> ran on its own
-        clock, out of every kernel's reach; judge/timing.py holds the child's time against it."""
+        clock, out of every kernel's reach: that bracket, less this child's overhead, is the call's
+        time on the CPU track (judge/timing.py). The child polls for the go a moment before it
+        blocks, so that waking up from a blocked read is not inside the bracket."""
         self.send({"op": "armed"})
+        _poll_briefly(self.commands.fileno(), GO_SPIN_S)
         command = json.loads(self.commands.readline() or "{}")
         if command.get("op") != "go":
             raise RuntimeError(f"expected the worker's go, got {command!r}")
@@ -351,6 +408,8 @@ def main() -> None:
                 child.set_case(command["case"])
             elif command["op"] == "call":
                 child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)))
+            elif command["op"] == "empty":
+                child.empty_call()
             elif command["op"] == "fetch":
                 child.send_outputs()
             elif command["op"] == "exit":

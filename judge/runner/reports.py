@@ -10,6 +10,7 @@ one of the problem's own.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ class CallReport:
     openmp_level: int
     busy_threads: int
     outputs: dict[str, tuple[list[int], str]]
+    tampering: list[str]  # guard.py's own sentences, each naming a signal or one of the problem's tensors
+    phases_ns: dict[str, int]  # where the child's side of the call went (a diagnostic, never scored)
 
 
 def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallReport:
@@ -42,10 +45,34 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
             late_writes=_names(header["late_writes"], names),
             openmp_level=_int(header.get("openmp_level", 0)), busy_threads=_int(header.get("busy_threads", 0)),
             outputs=_output_specs(header["outputs"], names),
+            tampering=_tampering(header.get("tampering", []), names),
+            phases_ns=_phases(header.get("phases_ns", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolViolation(f"a call report that no runner sends ({type(exc).__name__})") from None
     return report
+
+
+_TAMPERING = re.compile(r"the (?:handler of (SIG[A-Z0-9+]{1,12})|memory protection of (\w{1,64})) was changed")
+_PHASE = re.compile(r"[a-z_]{1,32}")
+
+
+def _tampering(value: Any, names: frozenset[str]) -> list[str]:
+    """Only the guard's own sentences pass: a forged one could carry text of the kernel's choosing."""
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    for entry in value:
+        match = _TAMPERING.fullmatch(entry) if isinstance(entry, str) else None
+        if match is None or (match.group(2) is not None and match.group(2) not in names):
+            raise ValueError("not one of the guard's findings")
+    return list(value)
+
+
+def _phases(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or len(value) > 32 or not all(
+            isinstance(k, str) and _PHASE.fullmatch(k) for k in value):
+        raise ValueError("not a phase breakdown")
+    return {k: _int(v) for k, v in value.items()}
 
 
 def _int(value: Any) -> int:

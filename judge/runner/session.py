@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,9 @@ class CallOutcome:
     openmp_level: int = 0  # parallel regions still open on the calling thread after the call
     bracket_ns: int = 0  # the worker's own clock from "go" to "ran": the call plus message overhead
     busy_threads: int = 0  # threads that kept a CPU busy while the runner slept after the call
+    tampering: list[str] = field(default_factory=list)  # signal handlers or protections changed (guard.py)
+    phases_ns: dict[str, int] = field(default_factory=dict)  # the child's time per step of the call
+    worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
 
 
 class _Drain(threading.Thread):
@@ -273,6 +276,7 @@ class RunnerSession:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
         own clock, until the child says "ran" (`bracket_ns`); then the child's report follows."""
         self.kernel_calls += lib == "submission"
+        asked = time.perf_counter_ns()
         self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
         message = self._expect(("armed", "call"), timeout_s)
         if message.header.get("op") == "call" and message.header.get("error") == "workspace":
@@ -290,7 +294,18 @@ class RunnerSession:
             rc=report.rc, elapsed_ns=report.elapsed_ns, digest_before=report.digest_before,
             digest_after=report.digest_after, new_threads=report.new_threads, late_writes=report.late_writes,
             openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
+            tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
         )
+
+    def empty_call(self, timeout_s: float) -> int:
+        """The worker's clock around a call with no kernel in it (armed, go, ran): this child's
+        message overhead, taken off the bracket of every call (judge/timing.py)."""
+        self._send({"op": "empty"})
+        self._expect("armed", timeout_s)
+        started = time.perf_counter_ns()
+        self._send({"op": "go"})
+        self._expect("ran", timeout_s)
+        return time.perf_counter_ns() - started
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
         """The outputs of the last submission call; asked for only when the worker checks that call."""

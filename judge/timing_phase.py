@@ -1,0 +1,158 @@
+"""The timing phase of a run: every timed case, then more pairs where the ratio is least certain.
+
+Each case first gets `FIRST_PASS_SHARE` of its timing budget (judge/timing.py stops it earlier
+once its paired ratio is precise enough); what the cases leave of their budgets together is then
+spent in rounds on the case whose ratio's interval is widest, resuming its series. The score is a
+mean over cases, so its spread comes from the least certain ones. The host's load over the phase
+and where its time went are recorded with the result (judge/hostload.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from judge import hostload
+from judge.baseline_check import BASELINE_KERNEL, BaselineNames, first_call_verifier
+from judge.checker import CallCheck, OracleChecker, worst_checks
+from judge.host import HostConfig
+from judge.problem import Case
+from judge.results import CaseResult, JudgeResult
+from judge.runner.baseline import BaselineRunner
+from judge.runner.session import CallOutcome, RunnerSession
+from judge.timing import SUBMISSION, CaseTiming, below_physical_floor, time_case
+from judge.verdict import Verdict
+
+log = logging.getLogger("opjudge.judge")
+
+# The first timed case warms up this many times longer: the baseline's child has been idle since
+# it started, and the first case after an idle spell must time like the next one.
+FIRST_CASE_WARMUP_FACTOR = 4
+FIRST_PASS_SHARE = 0.75  # of each case's budget in the first pass; the rest goes where it is needed
+MIN_ROUND_S = 0.25  # a round of the second pass is at least this long, or a quarter budget (it warms up again)
+
+
+@dataclass
+class TimingPhase:
+    session: RunnerSession
+    baseline: BaselineRunner
+    checker: OracleChecker
+    host: HostConfig
+    runtime_options: dict[str, Any]
+    host_clock: bool
+    baseline_names: BaselineNames | None = None  # which baseline times a case (judge/baseline_check.py)
+
+    def __post_init__(self) -> None:
+        names = self.baseline_names or (lambda case: BASELINE_KERNEL)
+        self.verify_baseline = first_call_verifier(self._check_baseline, names)
+
+    def _check_baseline(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+        outputs = self.baseline.fetch_outputs(self.host.limits.call_time_limit_s)
+        # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
+        return self.checker.check(case, seed, outcome, outputs, cacheable=False, after_kernel=False)
+
+    def verify(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+        outputs = self.session.fetch_outputs(self.host.limits.call_time_limit_s)
+        return self.checker.check(case, seed, outcome, outputs, cacheable=False,
+                                  after_kernel=self.session.kernel_calls > 1)
+
+    def time(self, case: Case, *, budget_s: float, warmup_s: float, earlier: CaseTiming | None = None) -> CaseTiming:
+        limits = self.host.limits
+        return time_case(self.session, self.baseline, case, limits=limits, verify=self.verify,
+                         call_timeout_s=limits.call_time_limit_s, host_clock=self.host_clock, budget_s=budget_s,
+                         warmup_s=warmup_s, earlier=earlier, verify_baseline=self.verify_baseline)
+
+
+def time_cases(phase: TimingPhase, timed: list[tuple[CaseResult, Case]], result: JudgeResult, *,
+               before_case: Callable[[Case], None], after_case: Callable[[Case], None]) -> None:
+    """Time every case (stopping at the first that fails), then spend the budget left over."""
+    limits = phase.host.limits
+    load_before, cpu_before = hostload.load_average(), hostload.cpu_times()
+    timings: list[tuple[CaseTiming, CaseResult, Case]] = []
+    for index, (case_result, case) in enumerate(timed):
+        before_case(case)
+        warmup_s = limits.min_warmup_s * (FIRST_CASE_WARMUP_FACTOR if index == 0 else 1)
+        timing = phase.time(case, budget_s=limits.case_time_budget_s * FIRST_PASS_SHARE, warmup_s=warmup_s)
+        timings.append((timing, case_result, case))
+        _record(phase, timing, case_result, case, checked_before=0)
+        after_case(case)
+        if not case_result.passed:
+            break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
+    if all(r.passed for _, r, _ in timings):
+        _second_pass(phase, timings, before_case)
+    result.host.update(hostload.describe(
+        load_before=load_before, before=cpu_before, after=hostload.cpu_times(),
+        baseline_spreads=[hostload.spread_percent(t.baseline.std_ns, t.baseline.mean_ns)
+                          for t, _, _ in timings if t.baseline is not None]))
+    result.timing_profile_s = _profile_seconds([t for t, _, _ in timings])
+
+
+def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult, Case]],
+                 before_case: Callable[[Case], None]) -> None:
+    """Rounds on the least certain case until the budget the cases left is spent."""
+    limits = phase.host.limits
+    left = sum(limits.case_time_budget_s - t.spent_s for t, _, _ in timings)
+    min_round = min(MIN_ROUND_S, limits.case_time_budget_s / 4)
+    while left >= min_round:
+        open_cases = [entry for entry in timings if entry[0].ratio_half_width >= limits.target_sem_ratio
+                      and len(entry[0].series.brackets[SUBMISSION]) < limits.max_timed_calls]
+        if not open_cases:
+            return
+        timing, case_result, case = max(open_cases, key=lambda e: _uncertainty(e[0]))
+        before_case(case)
+        spent, checked = timing.spent_s, timing.checked_calls
+        phase.time(case, budget_s=max(min_round, min(left, limits.case_time_budget_s / 2)),
+                   warmup_s=limits.min_warmup_s, earlier=timing)
+        _record(phase, timing, case_result, case, checked_before=checked)
+        left -= max(timing.spent_s - spent, min_round / 4)
+        if not case_result.passed:
+            return
+
+
+def _uncertainty(timing: CaseTiming) -> float:
+    return timing.ratio_half_width if math.isfinite(timing.ratio_half_width) else 1e9
+
+
+def _record(phase: TimingPhase, timing: CaseTiming, case_result: CaseResult, case: Case, *,
+            checked_before: int) -> None:
+    """The case's result from its timing so far (a second round overwrites the first's figures)."""
+    case_result.checked_calls += timing.checked_calls - checked_before
+    case_result.outputs = worst_checks(case_result.outputs, timing.outputs)
+    if timing.failure is not None:
+        case_result.passed = False
+        case_result.verdict, case_result.message = timing.failure.verdict, timing.failure.message
+        return
+    assert timing.submission is not None and timing.baseline is not None
+    gap_ns = timing.series.timer_gap_ns()
+    if phase.host_clock and abs(gap_ns) > 0.1 * timing.submission.median_ns:
+        log.warning("case %s: the gap between the worker's clock and the runner's own timer is %+.0f us wider "
+                    "for the submission than for the baseline (a moved timer or a disturbed host; a diagnostic "
+                    "only: the worker's clock is the one used)", case.name, gap_ns / 1e3)
+    case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
+    case_result.ratio = timing.ratio
+    if case_result.flops:
+        case_result.gflops = case_result.flops / timing.submission.median_ns
+    if case_result.min_bytes:
+        case_result.gbytes_per_s = case_result.min_bytes / timing.submission.median_ns
+    options = phase.runtime_options
+    by_dtype = options.get("peak_flops_by_dtype") or {}
+    peak = float(by_dtype.get(case.dtype) or options.get("peak_flops") or 0.0)
+    # Held against the worker's clock with no overhead taken off: only a time that even the bracket
+    # around the call (which holds the call) undercuts is impossible, however noisy the host.
+    if below_physical_floor(case_result.flops, peak, timing.floor_ns):
+        case_result.passed, case_result.verdict = False, Verdict.SV
+        case_result.message = (f"case {case.name}: {timing.floor_ns:.0f} ns is faster than the "
+                               "hardware allows for this much work")
+
+
+def _profile_seconds(timings: list[CaseTiming]) -> dict[str, float]:
+    """Where the timing phase's time went, summed over its cases (bench/ranking_fidelity.py)."""
+    total: dict[str, float] = {}
+    for timing in timings:
+        for name, ns in timing.profile_ns.items():
+            total[name] = total.get(name, 0.0) + ns / 1e9
+    total["timed_pairs"] = float(sum(len(t.series.brackets[SUBMISSION]) for t in timings))
+    return total

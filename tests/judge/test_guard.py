@@ -1,0 +1,59 @@
+"""The runner's checks against work deferred past the clock (judge/runner/guard.py, issue 16 item 1)."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+
+import torch
+
+from judge.runner.guard import PAGE, CallGuard, PageTouch, Span, spans, unprotected
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PROT_NONE, PROT_READ, PROT_RW = 0, 1, 3
+
+
+def _page_inside(tensor: torch.Tensor) -> int:
+    return (tensor.data_ptr() + PAGE - 1) // PAGE * PAGE
+
+
+def test_a_changed_signal_handler_is_named_and_an_unchanged_one_is_not():
+    guard = CallGuard()
+    assert guard.changed_handlers() == []
+    previous = signal.signal(signal.SIGUSR2, lambda *_: None)
+    try:
+        assert guard.changed_handlers() == ["SIGUSR2"]
+        assert CallGuard().changed_handlers() == []  # a snapshot taken after it sees it as the runner's
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert guard.changed_handlers() == []
+
+
+def test_a_protection_changed_on_an_output_or_input_is_named():
+    inputs = {"x": torch.zeros(4 * PAGE, dtype=torch.uint8)}
+    outputs = {"y": torch.zeros(4 * PAGE, dtype=torch.uint8), "z": torch.zeros(8, dtype=torch.float32)}
+    guard = CallGuard()
+    assert guard.tampering(inputs, outputs) == []
+    for name, tensor in (("y", outputs["y"]), ("x", inputs["x"])):
+        page = ctypes.c_void_p(_page_inside(tensor))
+        for protection in (PROT_NONE, PROT_READ):
+            assert _LIBC.mprotect(page, PAGE, protection) == 0
+            try:
+                assert guard.tampering(inputs, outputs) == [f"the memory protection of {name} was changed"]
+            finally:
+                assert _LIBC.mprotect(page, PAGE, PROT_RW) == 0
+    assert guard.tampering(inputs, outputs) == []
+
+
+def test_a_range_with_an_unmapped_hole_is_not_as_the_runner_left_it():
+    assert unprotected([Span("nowhere", PAGE, PAGE)]) == ["nowhere"]  # page 1 is never mapped
+    assert spans({"empty": torch.zeros(0)}) == []
+
+
+def test_the_page_touch_reads_one_byte_of_every_page_and_the_last():
+    data = torch.zeros(3 * PAGE + 5, dtype=torch.uint8)
+    data[::PAGE] = 1
+    data[-1] = 7
+    touch = PageTouch({"y": data, "f": torch.ones(2, dtype=torch.float32)})
+    assert touch.read() == 4 + 7 + 0 + 0x3F  # the float32 1.0's bytes: 00 00 80 3f, read at 0 and 7
+    assert PageTouch({}).read() == 0
