@@ -172,6 +172,10 @@ class Child:
     def load_libraries(self) -> None:
         """Load the kernels' libraries, last: from here on, submission code may run. The worker is
         told first, so that a death before this point is the judge's (runtime, driver, sandbox)."""
+        # torch imports torch._dynamo (and its C extensions) the first time deterministic algorithms
+        # are switched; after the seal no new code may be mapped, so switch once here, to no effect.
+        torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled(),
+                                           warn_only=torch.is_deterministic_algorithms_warn_only_enabled())
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
         self.known_threads = _thread_ids()
