@@ -46,13 +46,15 @@ class TimingPhase:
     baseline_names: BaselineNames | None = None  # which baseline times a case (judge/baseline_check.py)
 
     def __post_init__(self) -> None:
-        names = self.baseline_names or (lambda case: BASELINE_KERNEL)
-        self.verify_baseline = first_call_verifier(self._check_baseline, names)
+        baseline, checker, timeout_s = self.baseline, self.checker, self.host.limits.call_time_limit_s
 
-    def _check_baseline(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
-        outputs = self.baseline.fetch_outputs(self.host.limits.call_time_limit_s)
-        # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
-        return self.checker.check(case, seed, outcome, outputs, cacheable=False, after_kernel=False)
+        def check_baseline(case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+            outputs = baseline.fetch_outputs(timeout_s)
+            # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
+            return checker.check(case, seed, outcome, outputs, cacheable=False, after_kernel=False)
+
+        # A closure over the parts, not over self: no cycle keeps the children's pipes alive.
+        self.verify_baseline = first_call_verifier(check_baseline, self.baseline_names or (lambda c: BASELINE_KERNEL))
 
     def verify(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = self.session.fetch_outputs(self.host.limits.call_time_limit_s)

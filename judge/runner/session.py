@@ -255,6 +255,9 @@ class RunnerSession:
         self._proc.wait()
         for drain in self._drains:
             drain.join(timeout=5)
+            if not drain.is_alive():  # closed here, not whenever the session is collected
+                with contextlib.suppress(OSError, ValueError):
+                    drain.stream.close()
 
     def output_text(self) -> str:
         """The kernel's own stdout and stderr up to the first private case, capped; never parsed
