@@ -6,13 +6,16 @@ for the whole run (CANN does not allow two profiling tasks on one device at a ti
 runs it once. The timings msprof reports are of that profiled pass, never the case's timing.
 
 How the output is found after the run: `--output=<out_dir>` makes msprof op write one folder
-`<out_dir>/OPPROF_<yyyymmddhhmmss>_<16 letters>/` holding OpBasicInfo.csv, PipeUtilization.csv,
-L2Cache.csv, Memory.csv (and ArithmeticUtilization.csv, MemoryL0.csv, MemoryUB.csv,
-ResourceConflictRatio.csv, dump/, visualize_data.bin). Give `<out_dir>` (or that folder) to
-`parse_msprof_op_dir`; it takes the newest OPPROF_* folder and, inside it, every folder that
-holds an OpBasicInfo.csv (one per profiled launch when several are), the first one for the
-per-block tables. That layout and the columns read here are those of a real on-board run
-committed in hicann/catlass (tests/judge/npu/data/msprof_op/README.md).
+`<out_dir>/OPPROF_<yyyymmddhhmmss>_<16 letters>/`. With one launch profiled it holds
+OpBasicInfo.csv, PipeUtilization.csv, L2Cache.csv, Memory.csv (and ArithmeticUtilization.csv,
+MemoryL0.csv, MemoryUB.csv, ResourceConflictRatio.csv, dump/, visualize_data.bin): the layout of
+the real on-board run committed in hicann/catlass (tests/judge/npu/data/msprof_op/README.md).
+With several launches, the msOpProf guide (Ascend/msopprof docs/en/user_guide/msopprof_user_guide.md)
+shows one folder per launch, `OPPROF_*/<OpName>/<n>/` (and `OPPROF_*/device<id>/...` for
+multi-device operators), whose files carry a time suffix (`L2Cache_20240603022812284.csv`).
+Give `<out_dir>` (or the OPPROF_* folder) to `parse_msprof_op_dir`: it takes the newest
+OPPROF_* folder, every folder below it holding an `OpBasicInfo*.csv` as one launch, and details
+the first launch. The multi-launch layout is read from the guide only; no real one is recorded.
 
 The command line follows the MindStudio msprof op guide ("tool usage", atlasopdev_16_00851):
 `msprof op --launch-count=10 --kernel-name="Add|Sub" --output=./output_data ./test`, options
@@ -24,7 +27,9 @@ from __future__ import annotations
 import csv
 import fcntl
 import os
+import re
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,8 +49,14 @@ _CUBE_COLUMNS = {"cube": ("aic_cube_ratio", "aic_mac_ratio"), "scalar": ("aic_sc
 _VECTOR_COLUMNS = {"vector": ("aiv_vec_ratio",), "scalar": ("aiv_scalar_ratio",), "mte2": ("aiv_mte2_ratio",),
                    "mte3": ("aiv_mte3_ratio",)}
 PIPES = ("cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe")
-_L2_COUNTS = ("write_cache_hit", "write_cache_miss_allocate", "r0_read_cache_hit", "r0_read_cache_miss_allocate",
-              "r1_read_cache_hit", "r1_read_cache_miss_allocate")
+# L2Cache.csv counters: Atlas A2/A3 name them `<side>_write_cache_hit`, `<side>_r0_read_cache_miss_allocate`
+# ...; Ascend 950 `<side>_read_close_hit`, `<side>_write_far_miss` ... (msopprof_performance_data.md).
+_L2_HIT = re.compile(r"^(aic|aiv)_\w+_hit$")
+_L2_MISS = re.compile(r"^(aic|aiv)_\w+_miss(_allocate)?$")
+# What the guide allows in --kernel-name: letters, digits, "_", "|" between names and "*" wildcards.
+_KERNEL_NAME = re.compile(r"^[A-Za-z0-9_*]+(\|[A-Za-z0-9_*]+)*$")
+MAX_LAUNCH_COUNT = 5000
+MAX_LAUNCH_SKIP = 1000
 
 
 class ProfilerBusyError(JudgeError):
@@ -58,12 +69,16 @@ def msprof_op_prefix(kernel_name: str, out_dir: str | Path, launch_count: int = 
 
     `kernel_name` is msprof's filter (a name, or names joined by "|"); `launch_count` caps the
     launches profiled; `aic_metrics` (e.g. "PipeUtilization,Memory") narrows the counters, None
-    keeps msprof's default set, which holds the four files parsed here.
+    keeps msprof's default set, which holds the four files parsed here. msprof matches names by
+    prefix. Without `--kill=on` the child runs to its end after the launches are collected.
     """
-    if launch_count < 1:
-        raise ValueError(f"launch_count must be at least 1, got {launch_count}")
-    if not kernel_name:
-        raise ValueError("msprof op needs a kernel name: without one it profiles the first launches of any kernel")
+    if not 1 <= launch_count <= MAX_LAUNCH_COUNT:
+        raise ValueError(f"launch_count must be within 1..{MAX_LAUNCH_COUNT}, got {launch_count}")
+    if not 0 <= launch_skip <= MAX_LAUNCH_SKIP:
+        raise ValueError(f"launch_skip must be within 0..{MAX_LAUNCH_SKIP}, got {launch_skip}")
+    if not _KERNEL_NAME.match(kernel_name or ""):
+        raise ValueError(f"msprof op takes kernel names of letters, digits, '_' and '*' joined by '|', "
+                         f"got {kernel_name!r} (without one it profiles only the first kernel launched)")
     argv = [msprof, "op", f"--kernel-name={kernel_name}", f"--launch-count={launch_count}"]
     if launch_skip:
         argv.append(f"--launch-skip-before-match={launch_skip}")
@@ -118,16 +133,30 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return [{(k or "").strip(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(handle)]
 
 
+def metric_file(folder: Path, stem: str) -> Path | None:
+    """`<stem>.csv` of one launch folder, or its time-suffixed form `<stem>_<digits>.csv` (newest)."""
+    plain = folder / f"{stem}.csv"
+    if plain.is_file():
+        return plain
+    suffixed = sorted(p for p in folder.glob(f"{stem}_*.csv") if p.stem[len(stem) + 1:].isdigit())
+    return suffixed[-1] if suffixed else None
+
+
+def _natural(path: Path) -> list[tuple[int, int | str]]:
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in path.parts]
+
+
 def launch_dirs(path: Path) -> list[Path]:
-    """The folders holding an OpBasicInfo.csv: `path` itself, or those of its newest OPPROF_* folder."""
-    if (path / "OpBasicInfo.csv").is_file():
+    """The launch folders (each holding an OpBasicInfo*.csv) of the newest OPPROF_* run under `path`."""
+    if metric_file(path, "OpBasicInfo") is not None:
         return [path]
     runs = sorted(p for p in path.glob("OPPROF_*") if p.is_dir())
     if not runs and path.name.startswith("OPPROF_"):
         runs = [path]
     if not runs:
         return []
-    return sorted(p.parent for p in runs[-1].rglob("OpBasicInfo.csv"))
+    found = {f.parent for f in runs[-1].rglob("OpBasicInfo*.csv") if metric_file(f.parent, "OpBasicInfo") == f}
+    return sorted(found, key=_natural)
 
 
 @dataclass(frozen=True)
@@ -140,7 +169,10 @@ class _Basic:
 
 
 def _basic(folder: Path) -> _Basic:
-    row = _read_csv(folder / "OpBasicInfo.csv")[0]
+    found = metric_file(folder, "OpBasicInfo")
+    if found is None:
+        raise OSError(f"no OpBasicInfo csv in {folder}")
+    row = _read_csv(found)[0]
     block, mix = _number(row.get("Block Dim")), _number(row.get("Mix Block Dim"))
     return _Basic(row.get("Op Name", ""), row.get("Op Type", ""), _number(row.get("Task Duration(us)")),
                   None if block is None else int(block), None if mix is None else int(mix))
@@ -157,7 +189,8 @@ def _first(row: dict[str, str], names: tuple[str, ...]) -> float | None:
 def pipe_rows(folder: Path) -> list[dict[str, object]]:
     """One row per sub-block: its busy time and each pipe's share of it, in %."""
     rows: list[dict[str, object]] = []
-    for raw in _read_csv(folder / "PipeUtilization.csv"):
+    found = metric_file(folder, "PipeUtilization")
+    for raw in _read_csv(found) if found else []:
         core = raw.get("sub_block_id", "")
         is_cube = core.startswith("cube")
         columns = _CUBE_COLUMNS if is_cube else _VECTOR_COLUMNS
@@ -171,26 +204,31 @@ def pipe_rows(folder: Path) -> list[dict[str, object]]:
 
 
 def l2_hit_rate(folder: Path) -> tuple[float | None, list[dict[str, object]]]:
-    """The L2 hit rate of all cores (hits over accesses from the counters) and each core's own."""
+    """The L2 hit rate of all cores (hits over hits and misses, from the counters) and each core's own."""
     hits = accesses = 0.0
     per_core: list[dict[str, object]] = []
-    for raw in _read_csv(folder / "L2Cache.csv"):
+    found = metric_file(folder, "L2Cache")
+    for raw in _read_csv(found) if found else []:
         for side in ("aic", "aiv"):
-            counts = [_number(raw.get(f"{side}_{name}")) for name in _L2_COUNTS]
-            if any(c is None for c in counts):
-                continue
-            core_hits = counts[0] + counts[2] + counts[4]  # type: ignore[operator]
-            core_all = sum(counts)  # type: ignore[arg-type]
-            hits, accesses = hits + core_hits, accesses + core_all
-            per_core.append({"block": raw.get("block_id", ""), "core": raw.get("sub_block_id", ""),
-                             "l2_hit_pct": _number(raw.get(f"{side}_total_hit_rate(%)"))})
+            core_hits = [_number(v) for k, v in raw.items() if k.startswith(side) and _L2_HIT.match(k)]
+            core_misses = [_number(v) for k, v in raw.items() if k.startswith(side) and _L2_MISS.match(k)]
+            if not core_hits or any(c is None for c in core_hits + core_misses):
+                continue  # the other core type's cells read N/A
+            row_hits = sum(c for c in core_hits if c is not None)
+            row_all = row_hits + sum(c for c in core_misses if c is not None)
+            hits, accesses = hits + row_hits, accesses + row_all
+            own = _number(raw.get(f"{side}_total_hit_rate(%)"))
+            if own is None and row_all:
+                own = round(100.0 * row_hits / row_all, 6)
+            per_core.append({"block": raw.get("block_id", ""), "core": raw.get("sub_block_id", ""), "l2_hit_pct": own})
     return (None if accesses == 0 else 100.0 * hits / accesses), per_core
 
 
 def main_memory_kib(folder: Path) -> tuple[float, float]:
     """KiB read from and written to main memory (GM) by all cores, summed over Memory.csv's rows."""
     read = write = 0.0
-    for raw in _read_csv(folder / "Memory.csv"):
+    found = metric_file(folder, "Memory")
+    for raw in _read_csv(found) if found else []:
         read += _number(raw.get("read_main_memory_datas(KB)")) or 0.0
         write += _number(raw.get("write_main_memory_datas(KB)")) or 0.0
     return read, write
@@ -243,15 +281,15 @@ def parse_msprof_op_dir(path: str | Path) -> ProfileSection:
     """The msprof op summary of the run written under `path` (the `--output` folder)."""
     folders = launch_dirs(Path(path))
     if not folders:
-        return unavailable(TOOL, f"msprof op wrote no OPPROF_* folder with an OpBasicInfo.csv under {path}")
+        return unavailable(TOOL, f"msprof op wrote no OPPROF_* folder with an OpBasicInfo csv under {path}")
     first = folders[0]
     try:
         basic = _basic(first)
     except (OSError, IndexError, csv.Error) as exc:
-        return unavailable(TOOL, f"unreadable OpBasicInfo.csv in {first}: {exc}")
-    pipes = pipe_rows(first) if (first / "PipeUtilization.csv").is_file() else []
-    l2, l2_rows = l2_hit_rate(first) if (first / "L2Cache.csv").is_file() else (None, [])
-    memory = main_memory_kib(first) if (first / "Memory.csv").is_file() else (0.0, 0.0)
+        return unavailable(TOOL, f"unreadable OpBasicInfo csv in {first}: {exc}")
+    pipes = pipe_rows(first)
+    l2, l2_rows = l2_hit_rate(first)
+    memory = main_memory_kib(first)
     tables = []
     if pipes:
         tables.append(Table("pipe ratios per block (% of the core's time)", ("block", "core", "time_us") + PIPES,
@@ -259,12 +297,36 @@ def parse_msprof_op_dir(path: str | Path) -> ProfileSection:
     if l2_rows:
         tables.append(Table("L2 hit rate per core", ("block", "core", "l2_hit_pct"), tuple(l2_rows)))
     if len(folders) > 1:
-        launches = [(f.relative_to(folders[0].parent).as_posix(), _basic(f)) for f in folders]
-        tables.append(Table("launches profiled", ("launch", "kernel", "duration_us", "block_dim"),
-                            tuple({"launch": name, "kernel": b.op_name, "duration_us": b.duration_us,
-                                   "block_dim": b.block_dim} for name, b in launches)))
+        root = next(p for p in first.parents if p.name.startswith("OPPROF_") or p == Path(path))
+        rows = []
+        for folder in folders:
+            try:
+                launch = _basic(folder)
+            except (OSError, IndexError, csv.Error):
+                continue
+            rows.append({"launch": folder.relative_to(root).as_posix(), "kernel": launch.op_name,
+                         "duration_us": launch.duration_us, "block_dim": launch.block_dim})
+        tables.append(Table("launches profiled", ("launch", "kernel", "duration_us", "block_dim"), tuple(rows)))
     return ProfileSection(tool=TOOL, available=True, metrics=tuple(_summary(basic, pipes, l2, memory)),
                           tables=tuple(tables))
+
+
+def output_dir_problem(out_dir: str | Path) -> str | None:
+    """Why msprof op would refuse `out_dir`, or None.
+
+    The guide asks that the parent of `--output` belong to the current user and be writable by
+    neither its group nor others.
+    """
+    parent = Path(out_dir).resolve().parent
+    try:
+        info = parent.stat()
+    except OSError as exc:
+        return f"the parent of the msprof output folder is unreadable: {exc}"
+    if info.st_uid != os.geteuid():
+        return f"{parent} (parent of the msprof output folder) does not belong to the worker's user"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{parent} (parent of the msprof output folder) is writable by its group or others"
+    return None
 
 
 def msprof_available(msprof: str = "msprof", *, device_node: Path = Path("/dev/davinci_manager")) -> str | None:

@@ -25,8 +25,10 @@ from judge.tracks.npu.msprof_op import (
     l2_hit_rate,
     launch_dirs,
     main_memory_kib,
+    metric_file,
     msprof_available,
     msprof_op_prefix,
+    output_dir_problem,
     parse_msprof_op_dir,
     pipe_rows,
 )
@@ -112,13 +114,34 @@ def test_a_folder_without_a_run_is_unavailable(tmp_path: Path) -> None:
     assert not section.available and "OPPROF_" in section.reason
 
 
-def test_several_launches_are_listed_and_the_first_is_detailed(tmp_path: Path) -> None:
+def test_several_launches_in_the_guides_layout_are_listed_and_the_first_is_detailed(tmp_path: Path) -> None:
+    """The multi-launch layout of the msOpProf guide, `OPPROF_*/<OpName>/<n>/<metric>_<time>.csv`.
+
+    The guide shows the layout but no real run of it is recorded: the files are the recorded
+    single-launch run's, copied under the guide's names.
+    """
     run = tmp_path / "OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
-    for launch in ("FP32CMGemvAiv_0", "FP32CMGemvAiv_1"):
-        shutil.copytree(RUN, run / launch)
+    for index in (0, 1, 10, 2):
+        launch = run / "FP32CMGemvAiv" / str(index)
+        launch.mkdir(parents=True)
+        for source in RUN.glob("*.csv"):
+            shutil.copy(source, launch / f"{source.stem}_2025030417213{index % 10}000.csv")
+    assert metric_file(run / "FP32CMGemvAiv" / "0", "L2Cache") is not None
     section = parse_msprof_op_dir(tmp_path)
     launches = _table(section, "launches profiled")
-    assert launches is not None and [r["launch"] for r in launches.rows] == ["FP32CMGemvAiv_0", "FP32CMGemvAiv_1"]
+    assert launches is not None
+    assert [r["launch"] for r in launches.rows] == [f"FP32CMGemvAiv/{i}" for i in (0, 1, 2, 10)]
+    assert _metrics(section)["block dim"] == 20 and _table(section, "pipe ratios per block") is not None
+
+
+def test_l2_counters_of_the_ascend_950_names_are_summed_too(tmp_path: Path) -> None:
+    """Column names from the guide's Ascend 950 L2Cache table (no recorded 950 file exists here)."""
+    (tmp_path / "L2Cache.csv").write_text(
+        "block_id,sub_block_id,aiv_time(us),aiv_read_close_hit,aiv_read_close_miss,aiv_read_far_hit,"
+        "aiv_read_far_miss,aiv_write_close_hit,aiv_write_close_miss,aiv_read_hit_rate(%),\n"
+        "0,vector0,10.0,30,10,20,20,40,0,62.5,\n")
+    overall, per_core = l2_hit_rate(tmp_path)
+    assert overall == 100.0 * 90 / 120 and per_core[0]["l2_hit_pct"] == 75.0
 
 
 def test_prefix_is_msprof_op_with_the_documented_options(tmp_path: Path) -> None:
@@ -127,10 +150,24 @@ def test_prefix_is_msprof_op_with_the_documented_options(tmp_path: Path) -> None
     argv = msprof_op_prefix("Add|Sub", "out", 10, aic_metrics="PipeUtilization", launch_skip=5)
     assert "--launch-skip-before-match=5" in argv and "--aic-metrics=PipeUtilization" in argv
     assert argv[-1] == "--output=out"
+    assert msprof_op_prefix("sfa_*", "out")[2] == "--kernel-name=sfa_*"
+    for bad_name in ("", "add-custom", "a b", "Add||Sub", "x;rm"):
+        with pytest.raises(ValueError):
+            msprof_op_prefix(bad_name, "out")
+    for bad_count in (0, 5001):
+        with pytest.raises(ValueError):
+            msprof_op_prefix("k", "out", launch_count=bad_count)
     with pytest.raises(ValueError):
-        msprof_op_prefix("", "out")
-    with pytest.raises(ValueError):
-        msprof_op_prefix("k", "out", launch_count=0)
+        msprof_op_prefix("k", "out", launch_skip=1001)
+
+
+def test_output_folder_parent_must_be_private_to_the_worker(tmp_path: Path) -> None:
+    parent = tmp_path / "state"
+    parent.mkdir(mode=0o755)
+    parent.chmod(0o755)
+    assert output_dir_problem(parent / "prof") is None
+    parent.chmod(0o777)
+    assert "writable by its group or others" in (output_dir_problem(parent / "prof") or "")
 
 
 def _hold_lock(state_dir: str, ready, release) -> None:  # type: ignore[no-untyped-def]
