@@ -224,8 +224,11 @@ def _rule_table(launches: list[_Launch]) -> Table | None:
     return Table("ncu's own findings", ("id", "section", "type", "advice"), tuple(rows))
 
 
-def parse_ncu_csv(text: str) -> ProfileSection:
-    """The speed-of-light summary from the text of `ncu --csv --page details` (the `--log-file`)."""
+def parse_ncu_csv(text: str, *, raw_name: str = "") -> ProfileSection:
+    """The speed-of-light summary from the text of `ncu --csv --page details` (the `--log-file`).
+
+    `raw_name` names the CSV when the caller keeps it beside the report.
+    """
     launches = [launch for launch in _read_launches(text) if launch.values]
     if not launches:
         return unavailable(TOOL, _error_reason(text))
@@ -233,7 +236,7 @@ def parse_ncu_csv(text: str) -> ProfileSection:
     tables = [_kernel_table(launches)]
     tables += [t for t in (_stall_table(launches), _rule_table(launches)) if t is not None]
     return ProfileSection(tool=TOOL, available=True, metrics=_headline(main, len(launches) > 1),
-                          tables=tuple(tables))
+                          tables=tuple(tables), raw_name=raw_name)
 
 
 def parse_ncu_version(text: str) -> tuple[int, int] | None:

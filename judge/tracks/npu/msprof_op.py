@@ -277,8 +277,11 @@ def _summary(basic: _Basic, pipes: list[dict[str, object]], l2: float | None,
     return figures
 
 
-def parse_msprof_op_dir(path: str | Path) -> ProfileSection:
-    """The msprof op summary of the run written under `path` (the `--output` folder)."""
+def parse_msprof_op_dir(path: str | Path, *, raw_name: str = "") -> ProfileSection:
+    """The msprof op summary of the run written under `path` (the `--output` folder).
+
+    `raw_name` names a copy of the run's CSVs when the caller keeps one beside the report.
+    """
     folders = launch_dirs(Path(path))
     if not folders:
         return unavailable(TOOL, f"msprof op wrote no OPPROF_* folder with an OpBasicInfo csv under {path}")
@@ -308,7 +311,7 @@ def parse_msprof_op_dir(path: str | Path) -> ProfileSection:
                          "duration_us": launch.duration_us, "block_dim": launch.block_dim})
         tables.append(Table("launches profiled", ("launch", "kernel", "duration_us", "block_dim"), tuple(rows)))
     return ProfileSection(tool=TOOL, available=True, metrics=tuple(_summary(basic, pipes, l2, memory)),
-                          tables=tuple(tables))
+                          tables=tuple(tables), raw_name=raw_name)
 
 
 def output_dir_problem(out_dir: str | Path) -> str | None:

@@ -59,6 +59,7 @@ def test_current_format_with_rule_columns_gives_the_speed_of_light_figures() -> 
     assert figures["duration under ncu"] == 406.24  # "Duration","ns","406240"
     kernels = _table(section, "speed of light per kernel launch")
     assert kernels is not None and len(kernels.rows) == 1
+    assert parse_ncu_csv(SM100.read_text(), raw_name="case3.ncu.csv").raw_name == "case3.ncu.csv"
 
 
 def test_rule_rows_become_ncus_findings_and_not_metrics() -> None:

@@ -32,8 +32,7 @@ from judge.tracks.npu.msprof_op import (
     parse_msprof_op_dir,
     pipe_rows,
 )
-
-from .conftest import npu_hardware_missing
+from tests.judge.npu.conftest import npu_hardware_missing
 
 OUT = Path(__file__).parent / "data" / "msprof_op"
 RUN = OUT / "OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
@@ -57,6 +56,7 @@ def test_basic_info_gives_duration_and_block_dims() -> None:
     assert figures["kernel"] == "FP32CMGemvAiv"
     assert figures["task duration under msprof"] == 494.24
     assert figures["block dim"] == 20 and figures["mix block dim"] == 40
+    assert parse_msprof_op_dir(OUT, raw_name="case3.msprof").raw_name == "case3.msprof"
 
 
 def test_pipe_ratios_per_block_read_the_cube_and_vector_columns_of_each_core() -> None:
