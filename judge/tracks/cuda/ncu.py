@@ -16,9 +16,11 @@ What the flags come from (real usage in public repositories, see docs/profiles.m
 - `--section SpeedOfLight|Occupancy|LaunchStats|WarpStateStats` (section identifiers listed by
   `ncu --list-sections`, e.g. AlexisPerry/kitsune-1 `experiments/raytracer/ncu-kokkos.sh`),
 - `--metrics <smsp__average_warps_issue_stalled_*_per_issue_active.ratio>`: the stall metrics of
-  the WarpStateStats section's chart (its `.section` file, e.g. rodhuega/tfgMatrixNccl
-  `ncclPruebas/sections/WarpStateStatistics.section`); metrics asked with `--metrics` are
-  printed in the details page under the section "Command line profiler metrics".
+  the WarpStateStats section (its `.section` file, e.g. rodhuega/tfgMatrixNccl
+  `ncclPruebas/sections/WarpStateStatistics.section`, and a recorded run listing all of them,
+  AlexisPerry/kitsune-1 `experiments/raytracer/prof-reports/raytrace-cuda-ncu.64.log`); metrics
+  asked with `--metrics` are printed under the section "Command line profiler metrics" (real
+  `--metrics` outputs); stall rows are read from whichever section holds them.
 
 The parser reads both the pre-2021 names (section "GPU Speed Of Light", "SM [%]", "Memory [%]",
 recorded on a V100) and the current ones ("GPU Speed Of Light Throughput", "Compute (SM)
@@ -43,11 +45,13 @@ TOOL = "ncu"
 # The oldest release this command line is written for. `--page details --csv` and
 # `--kernel-name regex:` are older; the floor is a conservative choice, not a measured one.
 MIN_NCU_VERSION = (2022, 1)
-# Reasons of the WarpStateStats chart on Volta and newer (WarpStateStatistics.section).
+# Stall reasons of the WarpStateStats section on Volta and newer: the chart of its .section file,
+# plus branch_resolving, which a recorded Ampere-era run lists too (tests/judge/cuda/data/).
+# "selected" (the warp issued) is in both but is not a stall.
 STALL_REASONS = (
     "long_scoreboard", "short_scoreboard", "wait", "barrier", "math_pipe_throttle", "mio_throttle",
     "lg_throttle", "not_selected", "dispatch_stall", "no_instruction", "drain", "membar", "imc_miss",
-    "tex_throttle", "sleeping", "misc",
+    "tex_throttle", "sleeping", "misc", "branch_resolving",
 )
 STALL_METRICS = tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS)
 _STALL_RE = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
@@ -108,7 +112,7 @@ class _Launch:
         found = []
         for (_section, name), (_unit, text) in self.values.items():
             match = _STALL_RE.match(name)
-            number = parse_number(text) if match else None
+            number = parse_number(text) if match and match.group(1) in STALL_REASONS else None
             if match and number is not None:
                 found.append((match.group(1), number))
         return sorted(found, key=lambda item: -item[1])

@@ -29,6 +29,7 @@ from judge.tracks.cuda.ncu import (
 DATA = Path(__file__).parent / "data"
 SM100 = DATA / "ncu_details_sm100_superbench.log"
 V100 = DATA / "ncu_details_v100_xplacer.log"
+KITSUNE = DATA / "ncu_warp_state_kitsune_excerpt.log"
 # `ncu --version` as pasted in a public environment report (see data/README.md).
 VERSION_2025 = ("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\n"
                 "Version 2025.1.1.0 (build 35528883) (public-release)\n")
@@ -97,27 +98,42 @@ def test_neither_recorded_file_has_stall_rows_so_no_stall_table_is_made_up() -> 
         assert _table(parse_ncu_csv(path.read_text()), "top warp stall reasons") is None
 
 
-def test_stall_metrics_asked_on_the_command_line_are_ranked() -> None:
-    """Rows of the recorded V100 file with the section and names `--metrics` gives them.
+def _kitsune_stalls() -> dict[str, str]:
+    """Stall metric name -> value of the recorded Warp State Statistics section (text page)."""
+    found = {}
+    for line in KITSUNE.read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0].startswith("smsp__average_warps_issue_stalled_"):
+            found[parts[0]] = parts[-1]
+    return found
+
+
+def test_every_stall_metric_asked_for_exists_in_a_recorded_run() -> None:
+    recorded = _kitsune_stalls()
+    assert set(STALL_METRICS) <= set(recorded)
+    # the only recorded one left out is "selected": the warp issued, which is not a stall
+    assert set(recorded) - set(STALL_METRICS) == {"smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"}
+
+
+def test_stall_rows_are_ranked_and_selected_is_not_a_stall() -> None:
+    """Rows of the recorded V100 file carrying the recorded stall names and values.
 
     The row shape and the section name "Command line profiler metrics" are ncu's (seen in real
-    outputs of `--metrics` runs); the stall values here are chosen to test the ranking. Only the
-    `cuda`-marked test below confirms them on hardware.
+    outputs of `--metrics` runs) and the names and values are those of the recorded Warp State
+    section; the combination is built here. Only the `cuda`-marked test below sees it for real.
     """
     lines = V100.read_text().splitlines()
     template = next(line for line in lines if line.startswith('"1",') and "Warp Cycles Per Issued" in line)
-    extra = []
-    for name, value in (("long_scoreboard", "9.50"), ("wait", "2.10"), ("barrier", "0.40"),
-                        ("not_selected", "1.30"), ("short_scoreboard", "3.20"), ("drain", "0.01")):
-        metric = f"smsp__average_warps_issue_stalled_{name}_per_issue_active.ratio"
-        extra.append(template.replace('"Warp State Statistics","Warp Cycles Per Issued Instruction","","17.86"',
-                                      f'"Command line profiler metrics","{metric}","","{value}"'))
+    extra = [template.replace('"Warp State Statistics","Warp Cycles Per Issued Instruction","","17.86"',
+                              f'"Command line profiler metrics","{name}","","{value}"')
+             for name, value in _kitsune_stalls().items()]
     section = parse_ncu_csv("\n".join(lines + extra))
     stalls = _table(section, "top warp stall reasons")
     assert stalls is not None
-    assert [r["reason"] for r in stalls.rows] == ["long scoreboard", "short scoreboard", "wait", "not selected",
-                                                  "barrier"]
-    assert stalls.rows[0]["share_pct"] == round(100 * 9.5 / 17.86, 1)
+    assert [r["reason"] for r in stalls.rows] == ["no instruction", "wait", "not selected", "math pipe throttle",
+                                                  "branch resolving"]
+    assert [r["cycles_per_instruction"] for r in stalls.rows] == [7.54, 1.61, 0.89, 0.8, 0.3]
+    assert stalls.rows[0]["share_pct"] == round(100 * 7.541575 / 17.86, 1)
     assert {r["kernel"] for r in stalls.rows} == {"cuda_compute_flux"}
 
 
@@ -163,7 +179,7 @@ def test_prefix_without_a_kernel_filter_and_with_a_skip(tmp_path: Path) -> None:
 
 def test_stall_metric_names_follow_the_warp_state_section() -> None:
     assert "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio" in STALL_METRICS
-    assert len(set(STALL_METRICS)) == len(STALL_REASONS) == 16
+    assert len(set(STALL_METRICS)) == len(STALL_REASONS) == 17
 
 
 def test_version_and_counter_restriction_parsing() -> None:
