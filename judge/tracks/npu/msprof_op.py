@@ -192,7 +192,8 @@ def pipe_rows(folder: Path) -> list[dict[str, object]]:
     found = metric_file(folder, "PipeUtilization")
     for raw in _read_csv(found) if found else []:
         core = raw.get("sub_block_id", "")
-        is_cube = core.startswith("cube")
+        # Atlas inference parts have one core type and only aic_* columns (msopprof_performance_data.md).
+        is_cube = core.startswith("cube") or "aiv_time(us)" not in raw
         columns = _CUBE_COLUMNS if is_cube else _VECTOR_COLUMNS
         time_us = _number(raw.get("aic_time(us)" if is_cube else "aiv_time(us)"))
         row: dict[str, object] = {"block": raw.get("block_id", ""), "core": core, "time_us": time_us}
