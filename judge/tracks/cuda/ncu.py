@@ -70,12 +70,13 @@ _NS_PER_UNIT = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6,
                 "s": 1e9, "second": 1e9}
 
 
-def ncu_prefix(kernel_regex: str | None, out_csv: str | Path, launch_count: int = 1, *,
+def ncu_prefix(kernel_regex: str | None, out_csv_or_report: str | Path, launch_count: int = 1, *,
                ncu: str = "ncu", launch_skip: int = 0) -> list[str]:
     """The argv to put before the runner child's argv for one profiled pass.
 
     `kernel_regex` selects the kernels by function name (None: every kernel); `launch_count`
-    caps the launches profiled (each is replayed, so keep it small); ncu's CSV goes to `out_csv`.
+    caps the launches profiled (each is replayed, so keep it small). `out_csv_or_report` is the
+    CSV file ncu writes (its `--log-file`): this judge asks for the CSV directly, no .ncu-rep.
     """
     if launch_count < 1:
         raise ValueError(f"launch_count must be at least 1, got {launch_count}")
@@ -88,7 +89,7 @@ def ncu_prefix(kernel_regex: str | None, out_csv: str | Path, launch_count: int 
     for section in SECTIONS:
         argv += ["--section", section]
     argv += ["--metrics", ",".join(STALL_METRICS)]
-    argv += ["--csv", "--page", "details", "--print-units", "base", "--log-file", str(out_csv)]
+    argv += ["--csv", "--page", "details", "--print-units", "base", "--log-file", str(out_csv_or_report)]
     return argv
 
 
