@@ -261,3 +261,17 @@ def test_the_runtime_id_counts_the_npus_this_host_or_container_shows(tmp_path: P
     assert logical_index(5, host) == 5 and logical_index(10, host) == 8
     assert logical_index(3, tmp_path) == 3  # no node: the number itself, for the runtime to refuse
     assert TRACK.deterministic_generation and TRACK.limits.oracle_threads == 0
+
+
+def test_a_local_judge_run_takes_the_clock_from_its_environment(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from judge.backends import Backend
+    from judge.cli import host_config
+
+    monkeypatch.setenv("OPJUDGE_NPU_TIMING", "device")
+    monkeypatch.setenv("OPJUDGE_NPU_MAX_LAUNCHES", "1")
+    host = host_config(backend=Backend.NPU, sandbox="off", cache_dir=None, work_root=tmp_path)
+    assert (runtime_options(host)["timing"], runtime_options(host)["max_launches"]) == ("device", 1)
+    monkeypatch.delenv("OPJUDGE_NPU_TIMING")
+    host = host_config(backend=Backend.NPU, sandbox="off", cache_dir=None, work_root=tmp_path)
+    assert runtime_options(host)["timing"] == "events"
