@@ -47,11 +47,12 @@ def usage_error(message: str) -> typer.Exit:
 def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
     """The host as this machine's environment describes it (the CLI is the edge that may read it)."""
     from judge.tracks.cuda import cuda_host_extra
-    from judge.tracks.npu.cann import ascend_host_fields
+    from judge.tracks.npu.cann import ascend_host_fields, npu_host_extra
 
     # OPJUDGE_DEVICE as the workers read it; OPJUDGE_NPU_DEVICE is its earlier name.
     npu_device = os.environ.get("OPJUDGE_DEVICE") or os.environ.get("OPJUDGE_NPU_DEVICE", "0")
-    extra = {"npu_device": npu_device, **cuda_host_extra(os.environ)}
+    # The NPU clock: a local run has no competition, so OPJUDGE_NPU_TIMING / _MAX_LAUNCHES decide.
+    extra = {"npu_device": npu_device, **cuda_host_extra(os.environ), **npu_host_extra(os.environ)}
     return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
                       cache_dir=cache_dir, extra=extra, **ascend_host_fields(os.environ))  # type: ignore[arg-type]
 

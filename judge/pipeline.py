@@ -182,6 +182,11 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                                     baseline_names=names)
                 time_cases(phase, timed, result, before_case=before_case,
                            after_case=lambda c: reporter.note(f"timed {c.name}"))
+                for case_result, case in timed:  # for the CSV export, with the baseline's name
+                    for key, count in (("launches", case_result.launches),
+                                       ("baseline_launches", case_result.baseline_launches)):
+                        if count is not None:
+                            result.host[f"{key}:{case.name}"] = str(count)
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.

@@ -70,6 +70,10 @@ class CaseResult:
     timing: TimingStats | None = None  # the submission's times (timed sets only)
     baseline_timing: TimingStats | None = None  # the baseline's, interleaved in the same run
     baseline: str = ""  # what timed the baseline's side: a vendor operator's name or "baseline kernel"
+    # The most kernel launches one timed call made, where the clock counts them (the NPU's device
+    # timing); None elsewhere. The submission's are held to the competition's cap, the baseline's never.
+    launches: int | None = None
+    baseline_launches: int | None = None
     ratio: float | None = None  # t_sub / t_base of medians; None when not timed
     gflops: float | None = None  # achieved GFLOP/s at the median
     gbytes_per_s: float | None = None  # least traffic / median

@@ -131,6 +131,8 @@ class Series:
     brackets: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
     child_ns: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
     empties: dict[str, list[int]] = field(default_factory=lambda: {SUBMISSION: [], BASELINE: []})
+    # The most kernel launches one timed call made, where the clock counts them (NPU device timing).
+    launches: dict[str, int] = field(default_factory=dict)
 
     def overheads(self) -> dict[str, int]:
         """Each child's message overhead: the median of its empty calls' brackets. The submission's
@@ -272,6 +274,8 @@ def time_case(
             if record:
                 series.brackets[lib].append(outcome.bracket_ns)
                 series.child_ns[lib].append(outcome.elapsed_ns)
+                if outcome.launches >= 0:
+                    series.launches[lib] = max(series.launches.get(lib, 0), outcome.launches)
         if record and host_clock:
             empty_started = time.perf_counter_ns()
             for lib in reversed(order):

@@ -23,7 +23,7 @@ from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineRunner
 from judge.runner.session import CallOutcome, RunnerSession
-from judge.timing import SUBMISSION, CaseTiming, below_physical_floor, time_case
+from judge.timing import BASELINE, SUBMISSION, CaseTiming, below_physical_floor, time_case
 from judge.verdict import Verdict
 
 log = logging.getLogger("opjudge.judge")
@@ -134,6 +134,8 @@ def _record(phase: TimingPhase, timing: CaseTiming, case_result: CaseResult, cas
                     "for the submission than for the baseline (a moved timer or a disturbed host; a diagnostic "
                     "only: the worker's clock is the one used)", case.name, gap_ns / 1e3)
     case_result.timing, case_result.baseline_timing = timing.submission, timing.baseline
+    case_result.launches = timing.series.launches.get(SUBMISSION)
+    case_result.baseline_launches = timing.series.launches.get(BASELINE)
     case_result.ratio = timing.ratio
     if case_result.flops:
         case_result.gflops = case_result.flops / timing.submission.median_ns

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import socket
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from api.store import Database
@@ -85,8 +85,11 @@ class WorkerContext:
                 self._db.dispose()
             self._db = None
 
-    def host_config(self, backend: Backend) -> HostConfig:
-        """The `HostConfig` a run on `backend` is judged with: this host's paths and the track's limits."""
+    def host_config(self, backend: Backend, judge_settings: Mapping[str, str] | None = None) -> HostConfig:
+        """The `HostConfig` a run on `backend` is judged with: this host's paths and the track's limits.
+
+        `judge_settings`: the competition's (ClaimedRun.judge_settings); a key it sets wins over this
+        worker's environment (OPJUDGE_NPU_TIMING, OPJUDGE_NPU_MAX_LAUNCHES), which is only the default."""
         s = self.settings
         s.work_root.mkdir(parents=True, exist_ok=True)
         s.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -100,8 +103,9 @@ class WorkerContext:
         if backend is Backend.NPU:
             from judge.tracks.npu.cann import ascend_host_fields, npu_host_extra
 
-            # The competition's NPU timing setting (events or profiler device time) comes with the worker.
-            extra = {"npu_device": s.device or "0", **npu_host_extra(os.environ)}
+            # The NPU clock: the competition's setting, else this worker's default from its environment.
+            extra = {"npu_device": s.device or "0", **npu_host_extra(os.environ),
+                     **{k: v for k, v in (judge_settings or {}).items() if k.startswith("npu_")}}
 
             # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
             ascend = ascend_host_fields(os.environ)

@@ -164,7 +164,8 @@ def _judge(ctx: WorkerContext, claimed: ClaimedRun) -> JudgeResult:
         secret=settings.secret + claimed.seed_salt,
         mode=claimed.mode,  # test: tests only; benchmark: no private cases (judge/modes.py)
     )
-    host = ctx.host_config(claimed.backend)
+    # The competition's judge settings (its NPU clock) win over the worker's own defaults.
+    host = ctx.host_config(claimed.backend, claimed.judge_settings)
     return judge_submission(request, host=host, reporter=StoreReporter(ctx, claimed.run_id))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
@@ -60,6 +61,11 @@ class CompetitionPublic(Public):
     # Every run mode's quota (judging.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
     baseline_public: bool = True  # the problem pages show the baseline kernel's source
+    # The NPU track's clock: "events" or "device" (profiler device time, launches counted), and under
+    # "device" the launches one timed call of a team's kernel may make (0: any). None: the workers'
+    # default (OPJUDGE_NPU_TIMING, else "events"). Each run's report says which clock timed it.
+    npu_timing: Literal["events", "device"] | None = None
+    npu_max_launches: int | None = None
 
 
 class _Settable(Create):
@@ -79,6 +85,8 @@ class _Settable(Create):
     mode_quotas: dict[RunMode, ModeQuotaUpdate] | None = None
     baseline_public: bool | None = None
     finals_limit: int | None = Field(default=None, ge=1, le=50)  # ranked_by `chosen`
+    npu_timing: Literal["events", "device"] | None = None  # the NPU clock (api/store/judge_settings.py)
+    npu_max_launches: int | None = Field(default=None, ge=0, le=1000)  # under "device": 0 for any number
 
 
 class CompetitionCreate(_Settable):

@@ -60,6 +60,9 @@ class CasePublic(Public):
     gbytes_per_s: float | None
     flops: float
     redacted: bool
+    # NPU device timing: the most launches one timed call made; the team's are capped, the baseline's never.
+    launches: int | None = None
+    baseline_launches: int | None = None
 
 
 class RunPublic(Public):
@@ -88,6 +91,8 @@ class RunPublic(Public):
     flagged: bool
     flag_reason: str
     cases: list[CasePublic]
+    # Which clock timed the run (NPU: "timing" events or device, "timing_detail", "max_launches").
+    timing: dict[str, str] = {}
 
 
 class FilePublic(Public):

@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session
 from api.store.audit import record_audit
 from api.store.enums import RankedBy, RelativeTo
 from api.store.errors import ConflictError, InvalidInputError, NotFoundError
+from api.store.judge_settings import FIELDS as JUDGE_SETTINGS
+from api.store.judge_settings import apply_judge_settings
 from api.store.models import DEFAULT_RUBRIC, Competition, CompetitionProblem, Problem
 from api.store.modes import all_mode_quotas, apply_mode_quotas
 from api.store.standings_cache import recompute_standings
@@ -24,7 +26,7 @@ from judge.problem import Problem as ProblemDefinition
 EDITABLE = {
     "title", "starts_at", "ends_at", "freeze_at", "quota_per_day", "min_interval_s", "max_in_flight",
     "online_weight", "reviewer_weight", "relative_to", "ranked_by", "score_cap", "rubric",
-    "reproduction_tolerance", "mode_quotas", "baseline_public", "finals_limit",
+    "reproduction_tolerance", "mode_quotas", "baseline_public", "finals_limit", "npu_timing", "npu_max_launches",
 }  # fmt: skip
 SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight", "finals_limit"}
 MAX_FINALS = 50  # finals_limit: at most this many chosen finals per team and problem
@@ -232,6 +234,8 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         board_version=row.board_version, problems=problems,
         mode_quotas={mode.value: quota.to_dict() for mode, quota in all_mode_quotas(row).items()},
         baseline_public=row.baseline_public,
+        npu_timing=(row.judge_settings or {}).get("npu_timing"),
+        npu_max_launches=(row.judge_settings or {}).get("npu_max_launches"),
     )  # fmt: skip
 
 
@@ -262,6 +266,9 @@ def _apply(row: Competition, changes: dict[str, Any]) -> None:
             value = RankedBy(value)
         elif key == "mode_quotas":
             apply_mode_quotas(row, value)
+            continue
+        elif key in JUDGE_SETTINGS:
+            row.judge_settings = apply_judge_settings(row.judge_settings, {key: value})
             continue
         setattr(row, key, value)
     _validate(row)

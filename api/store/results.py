@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -81,8 +82,22 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
-        cases=_case_views(cases, team_view=team_view),
+        cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}),
+        timing=run_timing(run.worker_info or {}),
     )  # fmt: skip
+
+
+TIMING_KEYS = ("timing", "timing_detail", "max_launches")  # judge/tracks/npu/runtime.py timing_record
+
+
+def run_timing(info: dict[str, Any]) -> dict[str, str]:
+    """Which clock timed the run, as the worker recorded it (the NPU track's; empty elsewhere)."""
+    return {key: str(info[key]) for key in TIMING_KEYS if key in info}
+
+
+def _launches(info: dict[str, Any], key: str) -> int | None:
+    value = info.get(key)
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def _team_message(run: Run, cases: list[CaseResultRow]) -> str:
@@ -109,15 +124,21 @@ def _quotes_a_private_case(message: str, cases: list[CaseResultRow]) -> bool:
     return any(c.case_set is CaseSet.PRIVATE and c.message and c.message in message for c in cases)
 
 
-def _case_views(rows: list[CaseResultRow], *, team_view: bool) -> list[CaseView]:
-    """A team sees a private case as "private <n>": the package's names say sizes (`p01_48m_f16`)."""
+def _case_views(rows: list[CaseResultRow], *, team_view: bool, info: dict[str, Any] | None = None) -> list[CaseView]:
+    """A team sees a private case as "private <n>": the package's names say sizes (`p01_48m_f16`).
+
+    `info`: the run's worker_info, which holds each timed case's launch counts under device timing."""
     views, hidden = [], 0
     for row in rows:
         if team_view and row.case_set is CaseSet.PRIVATE:
             hidden += 1
             views.append(_case_view(row, redact=True, name=f"private {hidden}"))
         else:
-            views.append(_case_view(row, redact=False))
+            view = _case_view(row, redact=False)
+            if info:
+                view = dataclasses.replace(view, launches=_launches(info, f"launches:{row.name}"),
+                                           baseline_launches=_launches(info, f"baseline_launches:{row.name}"))
+            views.append(view)
     return views
 
 

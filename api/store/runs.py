@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import NotFoundError
-from api.store.models import Problem, Run, Submission, SubmissionFile, Worker
+from api.store.judge_settings import host_extra
+from api.store.models import Competition, Problem, Run, Submission, SubmissionFile, Worker
 from api.store.reproduction import compare_reproduction
 from api.store.results import write_cases
 from api.store.standings_cache import recompute_standings
@@ -67,6 +68,7 @@ def claim_run(
         .where(SubmissionFile.submission_id == run.submission_id)
         .order_by(SubmissionFile.position)
     ).all()
+    competition = session.get(Competition, run.submission.competition_id)
     _sync_submission(session, run.submission)
     session.commit()
     return ClaimedRun(
@@ -74,7 +76,7 @@ def claim_run(
         problem_version=problem.version, definition_hash=problem.definition_hash, backend=run.submission.backend,
         sources=[(name, bytes(content)) for name, content in sources], case_sets=run.kind.case_sets,
         attempt=run.attempt, deadline=run.deadline or now, seed_salt=bytes.fromhex(run.seed_salt),
-        mode=run.submission.mode,
+        mode=run.submission.mode, judge_settings=host_extra(competition.judge_settings if competition else None),
     )  # fmt: skip
 
 

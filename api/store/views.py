@@ -89,6 +89,9 @@ class CompetitionView:
     mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)  # every mode's quota
     baseline_public: bool = True  # teams may read the baseline's source on the problem page
     finals_limit: int = 2  # ranked_by `chosen`: finals a team may mark per problem
+    # The NPU clock ("events" or "device") and launch cap; None: the worker's default (judge_settings.py).
+    npu_timing: str | None = None
+    npu_max_launches: int | None = None
 
     def frozen_at(self, now: datetime) -> datetime | None:
         """The freeze time when the public board is frozen at `now`, else None."""
@@ -197,6 +200,9 @@ class CaseView:
     gbytes_per_s: float | None
     flops: float
     redacted: bool = False  # a private case shown to a team: pass/fail only
+    # The most launches one timed call made, under the NPU's device timing (None: not counted).
+    launches: int | None = None
+    baseline_launches: int | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,8 @@ class RunView:
     flagged: bool
     flag_reason: str
     cases: list[CaseView] = field(default_factory=list)
+    # The clock that timed the run, as recorded (api/store/results.py run_timing): empty but on the NPU.
+    timing: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -256,6 +264,8 @@ class ClaimedRun:
     deadline: datetime  # the reaper re-queues the run after this
     seed_salt: bytes  # append to the judge secret (JudgeRequest.secret); never shown to teams
     mode: RunMode = RunMode.RANKED  # the submission's run mode
+    # The competition's judge settings as HostConfig.extra strings (api/store/judge_settings.py).
+    judge_settings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

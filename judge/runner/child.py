@@ -106,6 +106,18 @@ class KernelFault(Exception):
     """A call left the device in error (illegal address, trap, assert): the submission's fault."""
 
 
+def _check_launches(lib: str, launches: int, limit: int, rc: int) -> None:
+    """The competition's launch rule, on the team's kernel only: the vendor baseline's operator may
+    launch several kernels (its launches are recorded, never capped). A call that returned 0 and in
+    which the profiler saw no task at all cannot be timed by device time: an error, never a zero time."""
+    if launches == 0 and rc == 0:  # a call that failed (non-zero return) is RE for its return code
+        raise RuntimeError("device timing: the profiler recorded no device task in this call, so it cannot be "
+                           "timed by device time (the profiler did not see the kernel's launch)")
+    if lib == "submission" and limit and launches > limit:
+        raise KernelFault(f"kernel_run ran {launches} device tasks in one call; this competition times device "
+                          f"time and allows {limit} launch{'es' if limit > 1 else ''} per call of your kernel")
+
+
 class Kernel:
     """One loaded library: kernel_run and the optional kernel_workspace_bytes."""
 
@@ -271,6 +283,9 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
+        launches = runtime.last_launches()  # None unless the clock counts them (the NPU's device timing)
+        if launches is not None:
+            _check_launches(lib, launches, runtime.launch_limit(), int(rc))
         self.send({"op": "ran"})  # at once: the worker's clock stops here
         phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
@@ -317,6 +332,7 @@ class Child:
             "busy_threads": busy_threads,
             "tampering": tampering,
             "phases_ns": phases.laps,
+            "launches": -1 if launches is None else int(launches),
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
 

@@ -32,6 +32,7 @@ class CallReport:
     outputs: dict[str, tuple[list[int], str]]
     tampering: list[str]  # guard.py's own sentences, each naming a signal or one of the problem's tensors
     phases_ns: dict[str, int]  # where the child's side of the call went (a diagnostic, never scored)
+    launches: int = -1  # kernel launches the call made where the clock counts them (NPU device timing), else -1
 
 
 def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallReport:
@@ -47,6 +48,7 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
             outputs=_output_specs(header["outputs"], names),
             tampering=_tampering(header.get("tampering", []), names),
             phases_ns=_phases(header.get("phases_ns", {})),
+            launches=_launches(header.get("launches", -1)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolViolation(f"a call report that no runner sends ({type(exc).__name__})") from None
@@ -73,6 +75,12 @@ def _phases(value: Any) -> dict[str, int]:
             isinstance(k, str) and _PHASE.fullmatch(k) for k in value):
         raise ValueError("not a phase breakdown")
     return {k: _int(v) for k, v in value.items()}
+
+
+def _launches(value: Any) -> int:
+    if _int(value) < -1:
+        raise ValueError("not a launch count")
+    return int(value)
 
 
 def _int(value: Any) -> int:

@@ -71,6 +71,7 @@ class CallOutcome:
     tampering: list[str] = field(default_factory=list)  # signal handlers or protections changed (guard.py)
     phases_ns: dict[str, int] = field(default_factory=dict)  # the child's time per step of the call
     worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
+    launches: int = -1  # kernel launches the call made, where the clock counts them (NPU device timing)
 
 
 class _Drain(threading.Thread):
@@ -298,6 +299,7 @@ class RunnerSession:
             digest_after=report.digest_after, new_threads=report.new_threads, late_writes=report.late_writes,
             openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
             tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
+            launches=report.launches,
         )
 
     def empty_call(self, timeout_s: float) -> int:

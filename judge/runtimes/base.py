@@ -46,6 +46,16 @@ class DeviceRuntime(ABC):
     def time_call(self, call: Callable[[], int]) -> tuple[int, int]:
         """Run `call` once and return (its return code, elapsed nanoseconds on the backend's clock)."""
 
+    def last_launches(self) -> int | None:
+        """Kernel launches the last timed call made, where the clock counts them (the NPU's device
+        timing); None where it does not."""
+        return None
+
+    def launch_limit(self) -> int:
+        """Launches one timed call of the team's kernel may make, 0 for any number. The runner child
+        holds the submission to it, never the baseline (judge/runner/child.py)."""
+        return 0
+
     def peak_flops(self) -> float:
         """The device's peak rate for the physical-floor check (judging.md); 0 disables it."""
         return 0.0

@@ -101,7 +101,8 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
         "soc": soc,
         "cann_version": cann_version(host.ascend_home) if host.ascend_home and host.ascend_home.is_dir()
         else "unknown",
-        # The competition's timing setting (runtime.py): "events" or "device" (profiler, launches counted).
+        # The clock (runtime.py): "events" or "device" (profiler, launches counted); the competition's
+        # setting, else the worker's default (workers/context.py), else events.
         "timing": str(host.extra.get("npu_timing", "events")),
         "max_launches": int(host.extra.get("npu_max_launches", 0)),
     }

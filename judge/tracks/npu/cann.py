@@ -121,9 +121,11 @@ def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, object]:
 
 
 def npu_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
-    """The timing setting of a competition's NPU workers, from an environment the caller passes in:
-    OPJUDGE_NPU_TIMING ("events", the default, or "device": the profiler's device time) and
-    OPJUDGE_NPU_MAX_LAUNCHES (kernels one timed call may launch under "device"; 0 or unset: any)."""
+    """This worker's default NPU clock, from an environment the caller passes in: OPJUDGE_NPU_TIMING
+    ("events", the default, or "device": the profiler's device time) and OPJUDGE_NPU_MAX_LAUNCHES
+    (launches one timed call of a team's kernel may make under "device"; 0 or unset: any). Only a
+    default: a competition's own `npu_timing` / `npu_max_launches` (api/store/judge_settings.py),
+    sent with each run, wins (workers/context.py)."""
     extra = {}
     if environ.get("OPJUDGE_NPU_TIMING"):
         extra["npu_timing"] = environ["OPJUDGE_NPU_TIMING"]

@@ -126,3 +126,43 @@ def test_fixture_gets_its_verdict_on_the_npu(fixture, tmp_path: Path) -> None:  
     assert result.verdict.value == fixture.verdict, result.message
     for text in fixture.message_contains:
         assert text in result.message + result.compile_log + str(result.findings)
+
+
+def test_the_profiler_reads_a_torch_operators_device_tasks() -> None:
+    """Device timing's reading on real hardware: the profiler's kernel_details.csv is where
+    device_time.py looks, with the columns it reads (recorded files are the only check off-host)."""
+    import torch
+
+    from judge.tracks.npu.runtime import TorchNpuApi
+
+    api = TorchNpuApi(0)
+    a = torch.ones(1 << 20, device=api.device)
+    rc, reading = api.device_time(lambda: int(torch.add(a, a).sum().item() > 0))
+    print("device tasks:", [(t.name, t.core, t.duration_us) for t in reading.tasks])
+    assert rc == 1 and reading.launches >= 2 and reading.device_ns > 0  # an Add and a ReduceSum at least
+    empty = api.device_time(lambda: 0)[1]
+    print("empty window:", empty)
+    assert empty.launches <= 1  # the profiler's own tasks, if any, are few (taken off each call)
+
+
+def test_device_timing_counts_the_starter_kernels_launches(tmp_path: Path) -> None:
+    """Under "device" timing: the starter kernel launches three kernels a call (sfag_zero, sfag_main,
+    sfag_finalize), so with no cap it is AC with its launches in the report, and with the one-launch
+    cap it is RE on its first call; the vendor baseline's launches are recorded, never capped."""
+    import dataclasses
+
+    host = _host(tmp_path)
+
+    def judged(cap: int, sets: tuple[CaseSet, ...]):  # type: ignore[no-untyped-def]
+        capped = dataclasses.replace(host, extra={**host.extra, "npu_timing": "device", "npu_max_launches": str(cap)})
+        request = JudgeRequest(problem=load_problem(PROBLEM), backend=Backend.NPU, sources=_starter_sources(),
+                               case_sets=sets, secret=b"npu-test")
+        return judge_submission(request, host=capped)
+
+    free = judged(0, (CaseSet.TESTS, CaseSet.BENCHMARKS))
+    print("clock:", free.host.get("timing_detail"), "empty launches:", free.host.get("profiler_empty_launches"))
+    print("launches:", [(c.name, c.launches, c.baseline_launches) for c in free.cases if c.timing])
+    assert free.host.get("timing") == "device" and free.verdict is Verdict.AC, free.message
+    assert all((c.launches or 0) >= 3 for c in free.cases if c.timing)
+    one = judged(1, (CaseSet.TESTS,))
+    assert one.verdict is Verdict.RE and "device tasks in one call" in one.message, one.message

@@ -17,15 +17,17 @@ from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
+from judge.tracks.npu.device_time import read_profile
 from judge.tracks.npu.faults import npu_fault_reason
 from judge.tracks.npu.runtime import (
     ALIGN_BYTES,
     MIN_FLUSH_BYTES,
     NpuRuntime,
     NpuRuntimeOptions,
-    TooManyLaunches,
 )
 from tests.judge.npu.conftest import HEADER
+
+DATA = Path(__file__).parent / "data"
 
 
 class FakeEvent:
@@ -157,28 +159,51 @@ def test_the_empty_calls_overhead_is_taken_off(monkeypatch: pytest.MonkeyPatch) 
 
 
 class ProfilingApi(FakeApi):
-    """The profiler's view of a call: `kernels` launches of 2 us each on the device."""
+    """The profiler on the CPU: each call leaves the folder tree torch_npu's trace handler writes, with
+    the first `kernels` rows of a recorded kernel_details.csv (data/kernel_details_mstt_a2.csv, whose
+    durations are 185.504, 501.17, 410.188 and 26.78 us); an empty window leaves no table."""
 
-    def __init__(self, kernels: int) -> None:
+    def __init__(self, kernels: int, root: Path) -> None:
         super().__init__()
-        self.kernels = kernels
+        self.kernels, self.root, self.calls = kernels, root, 0
+        self.table = (DATA / "kernel_details_mstt_a2.csv").read_text().splitlines()
 
     def device_time(self, call):  # type: ignore[no-untyped-def]
-        return call(), 2_000 * self.kernels, self.kernels
+        self.calls += 1
+        folder = self.root / f"call{self.calls}"
+        out = folder / "host_1_20250101_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        rc = call()
+        if self.calls > 1:  # the first is the runtime's own empty window
+            (out / "kernel_details.csv").write_text("\n".join(self.table[: 1 + self.kernels]) + "\n")
+        return rc, read_profile(folder)
 
 
-def test_device_timing_counts_launches_as_the_competition_says() -> None:
+def test_device_timing_reads_the_profilers_tables_and_counts_launches(tmp_path: Path) -> None:
     options = {**OPTIONS, "timing": "device", "max_launches": 1}
-    one = NpuRuntime(options, api=ProfilingApi(1))
-    assert one.time_call(lambda: 0) == (0, 2_000)
-    assert "device time" in one.describe()["timing"] and one.overhead_ns == 0.0
-    three = NpuRuntime(options, api=ProfilingApi(3))
-    with pytest.raises(TooManyLaunches) as caught:
-        three.time_call(lambda: 0)
-    assert "launched 3 kernels" in (three.fault_reason(caught.value) or "")  # RE, not IE
-    assert NpuRuntime({**options, "max_launches": 0}, api=ProfilingApi(3)).time_call(lambda: 0) == (0, 6_000)
+    one = NpuRuntime(options, api=ProfilingApi(1, tmp_path / "one"))
+    assert one.last_launches() is None  # nothing timed yet
+    assert one.time_call(lambda: 7) == (7, 185_504)
+    assert (one.last_launches(), one.launch_limit(), one.overhead_ns) == (1, 1, 0.0)
+    described = one.describe()
+    assert described["timing"] == "device" and described["max_launches"] == "1"
+    assert "at most 1 launch per call" in described["timing_detail"] and described["profiler_empty_launches"] == "0"
+    three = NpuRuntime({**options, "max_launches": 0}, api=ProfilingApi(3, tmp_path / "three"))
+    # The runtime counts; the runner child holds only the submission to the cap (test_child_launches).
+    assert three.time_call(lambda: 0) == (0, 1_096_862) and three.last_launches() == 3
+    assert three.launch_limit() == 0 and "any number of launches" in three.describe()["timing_detail"]
     with pytest.raises(ValueError, match="timing"):
         NpuRuntimeOptions.from_dict({**OPTIONS, "timing": "wallclock"})
+    with pytest.raises(ValueError, match="max_launches"):
+        NpuRuntimeOptions.from_dict({**OPTIONS, "timing": "device", "max_launches": -1})
+
+
+def test_events_timing_counts_no_launches(runtime: NpuRuntime) -> None:
+    assert runtime.last_launches() is None and runtime.launch_limit() == 0
+    assert NpuRuntime({**OPTIONS, "max_launches": 1}, api=FakeApi()).launch_limit() == 0  # a cap needs "device"
+
+
+def test_worker_environment_is_only_the_default_of_the_timing_setting() -> None:
     from judge.tracks.npu.cann import npu_host_extra
 
     extra = npu_host_extra({"OPJUDGE_NPU_TIMING": "device", "OPJUDGE_NPU_MAX_LAUNCHES": "1", "HOME": "/x"})
@@ -216,7 +241,9 @@ def test_kernel_args_carry_the_stream_and_device_pointers(runtime: NpuRuntime) -
 
 def test_describe_names_device_soc_and_cann(runtime: NpuRuntime) -> None:
     assert runtime.describe() == {"device": "fake NPU", "torch_npu": "none", "soc": "Ascend910B3",
-                                  "cann": "8.0.RC2", "timing": "NPU events, task queue off",
+                                  "cann": "8.0.RC2", "timing": "events",
+                                  "timing_detail": "NPU events around each call, task queue off, an empty call's "
+                                                   "time taken off",
                                   "event_overhead_ns": f"{runtime.overhead_ns:.0f}"}
     assert runtime.peak_flops() == 1e15
 
@@ -234,3 +261,17 @@ def test_the_runtime_id_counts_the_npus_this_host_or_container_shows(tmp_path: P
     assert logical_index(5, host) == 5 and logical_index(10, host) == 8
     assert logical_index(3, tmp_path) == 3  # no node: the number itself, for the runtime to refuse
     assert TRACK.deterministic_generation and TRACK.limits.oracle_threads == 0
+
+
+def test_a_local_judge_run_takes_the_clock_from_its_environment(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from judge.backends import Backend
+    from judge.cli import host_config
+
+    monkeypatch.setenv("OPJUDGE_NPU_TIMING", "device")
+    monkeypatch.setenv("OPJUDGE_NPU_MAX_LAUNCHES", "1")
+    host = host_config(backend=Backend.NPU, sandbox="off", cache_dir=None, work_root=tmp_path)
+    assert (runtime_options(host)["timing"], runtime_options(host)["max_launches"]) == ("device", 1)
+    monkeypatch.delenv("OPJUDGE_NPU_TIMING")
+    host = host_config(backend=Backend.NPU, sandbox="off", cache_dir=None, work_root=tmp_path)
+    assert runtime_options(host)["timing"] == "events"

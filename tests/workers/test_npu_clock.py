@@ -1,0 +1,33 @@
+"""An NPU worker's clock: the competition's setting, sent with the run, wins over the worker's default."""
+
+from __future__ import annotations
+
+import pytest
+
+from judge.backends import Backend
+from judge.tracks.npu import runtime_options
+from workers.context import WorkerContext
+from workers.settings import WorkerSettings
+
+
+def test_the_competitions_setting_wins_over_the_workers_default(settings: WorkerSettings,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPJUDGE_NPU_TIMING", "events")
+    monkeypatch.setenv("OPJUDGE_NPU_MAX_LAUNCHES", "4")
+    ctx = WorkerContext(settings)
+    default = ctx.host_config(Backend.NPU)
+    assert (default.extra["npu_timing"], default.extra["npu_max_launches"]) == ("events", "4")
+    chosen = ctx.host_config(Backend.NPU, {"npu_timing": "device"})
+    assert (chosen.extra["npu_timing"], chosen.extra["npu_max_launches"]) == ("device", "4")
+    assert (runtime_options(chosen)["timing"], runtime_options(chosen)["max_launches"]) == ("device", 4)
+    both = ctx.host_config(Backend.NPU, {"npu_timing": "device", "npu_max_launches": "1"})
+    assert runtime_options(both)["max_launches"] == 1
+    assert "npu_timing" not in ctx.host_config(Backend.CPU, {"npu_timing": "device"}).extra
+
+
+def test_without_any_setting_the_npu_is_timed_by_events(settings: WorkerSettings,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPJUDGE_NPU_TIMING", raising=False)
+    monkeypatch.delenv("OPJUDGE_NPU_MAX_LAUNCHES", raising=False)
+    options = runtime_options(WorkerContext(settings).host_config(Backend.NPU, {}))
+    assert (options["timing"], options["max_launches"]) == ("events", 0)
