@@ -128,6 +128,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             readonly_paths=readonly + extra,
             python_baseline=python_baseline, generation_device=track.generation_device,
             deterministic=deterministic,
+            call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
         )
 
     reporter.stage(Stage.CHECKING)

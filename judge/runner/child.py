@@ -156,6 +156,7 @@ class Child:
             self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
         self.workspace_limit = int(hello["workspace_limit_bytes"])
         self.generation_device = str(hello.get("generation_device", "cpu"))
+        self.call_guard = bool(hello.get("call_guard", True))  # judge/runner/guard.py; off only to measure it
         if hello.get("deterministic"):
             torch.use_deterministic_algorithms(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
@@ -269,10 +270,10 @@ class Child:
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
-        touch = PageTouch(outputs)
+        touch = PageTouch(outputs if self.call_guard else {})
         # Signal handlers as the runner leaves them, just before the call; only where the outputs are
         # host memory (a device's are read through its driver, and its runtime may set handlers lazily).
-        guard = CallGuard() if lib == "submission" and spans(outputs) else None
+        guard = CallGuard() if self.call_guard and lib == "submission" and spans(outputs) else None
         phases.lap("flush")
         self._wait_for_go()
         try:
@@ -339,7 +340,7 @@ class Child:
     def empty_call(self) -> None:
         """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
         clock around it is this child's message overhead, which timing.py takes off every call."""
-        touch = PageTouch(self.last_outputs)
+        touch = PageTouch(self.last_outputs if self.call_guard else {})
         self._wait_for_go()
         self.runtime.time_call(lambda: 0)
         touch.read()

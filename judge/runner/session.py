@@ -129,6 +129,7 @@ class RunnerSession:
         generation_device: str = "cpu",
         deterministic: bool = False,
         startup_timeout_s: float = 120.0,
+        call_guard: bool = True,
     ) -> None:
         self.nonce = secrets.token_bytes(16)
         self._hello = {
@@ -146,6 +147,9 @@ class RunnerSession:
             "python_baseline": python_baseline,
             "generation_device": generation_device,
             "deterministic": deterministic,
+            # The page reads and the checks after each call (judge/runner/guard.py); off only to
+            # measure what they cost (HostConfig.extra["call_guard"] = "off", bench/timing_stability.py).
+            "call_guard": call_guard,
         }
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes

@@ -10,10 +10,14 @@ right after the libraries are loaded, before any of their functions is called:
 - `signal_handlers`: no new signal action (rt_sigaction with a new action kills; reading one is
   allowed). A handler is how deferred work runs after the clock stops (a fault on protected
   outputs computes them) and how a kernel survives its own faults.
-- `executable_memory`: no memory made executable (mmap, mprotect, pkey_mprotect with PROT_EXEC,
-  shmat with SHM_EXEC, `personality` changes such as READ_IMPLIES_EXEC). Code written at run time
-  is code no check has read: `rdtsc`, `syscall`, anything. dlopen maps libraries this way, so the
-  rule waits until the submission's are loaded; dlopen from the kernel is refused with it.
+- `executable_memory`: no memory made executable: anonymous mmap with PROT_EXEC, mprotect and
+  pkey_mprotect with PROT_EXEC, shmat with SHM_EXEC, `personality` changes such as
+  READ_IMPLIES_EXEC. Code written at run time is code no check has read: `rdtsc`, `syscall`,
+  anything. glibc's loader never needs these (it maps code from the file, and makes only the
+  stack of a library that asks for one executable, which the library policy refuses).
+- `mapped_code`: no code mapped from a file (mmap with PROT_EXEC and a descriptor): that is how
+  dlopen maps a library, so the rule waits until the submission's are loaded; dlopen from the
+  kernel is refused with it. A device runtime that loads its plugins lazily needs it off.
 - `file_writes`: no file opened for writing (open/openat with write access, creat; openat2,
   whose flags a filter cannot read, answers ENOSYS). Above all /proc/self/mem, whose writes
   ignore page protections: a kernel could patch the runner's code or read-only data with it,
@@ -27,8 +31,8 @@ What no filter can see (the vDSO clock, writes into the runner's own memory, the
 checked by the worker, which never trusts the child's account.
 
 A refused call kills the process with SIGSYS (`SCMP_ACT_KILL_PROCESS`): verdict SV. Each track
-says which rules it can bear (`Track.runtime_rules`): a device's driver may map code or install
-handlers long after it started.
+says which rules it can bear (`Track.runtime_rules`), from the table in judge/sandbox/seal_tracks.py,
+which cites for every track and rule what a device's runtime does after it started.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 
 PROT_EXEC = 0x4
+MAP_ANONYMOUS = 0x20
 O_ACCMODE = 0o3
 SHM_EXEC = 0o100000
 PR_SET_SECCOMP = 22
@@ -48,6 +53,7 @@ PERSONALITY_QUERY = 0xFFFFFFFF
 class RuntimeRule(StrEnum):
     SIGNAL_HANDLERS = "signal_handlers"
     EXECUTABLE_MEMORY = "executable_memory"
+    MAPPED_CODE = "mapped_code"
     FILE_WRITES = "file_writes"
     NEW_FILTERS = "new_filters"
 
@@ -62,10 +68,15 @@ def _add_rules(flt, rule: RuntimeRule) -> None:  # type: ignore[no-untyped-def]
     if rule is RuntimeRule.SIGNAL_HANDLERS:
         flt.add_rule(kill, "rt_sigaction", sc.Arg(1, sc.NE, 0))  # a new action; NULL only reads
     elif rule is RuntimeRule.EXECUTABLE_MEMORY:
-        for name in ("mmap", "mprotect", "pkey_mprotect"):
+        flt.add_rule(kill, "mmap", sc.Arg(2, sc.MASKED_EQ, PROT_EXEC, PROT_EXEC),
+                     sc.Arg(3, sc.MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS))
+        for name in ("mprotect", "pkey_mprotect"):
             flt.add_rule(kill, name, sc.Arg(2, sc.MASKED_EQ, PROT_EXEC, PROT_EXEC))
         flt.add_rule(kill, "shmat", sc.Arg(2, sc.MASKED_EQ, SHM_EXEC, SHM_EXEC))
         flt.add_rule(kill, "personality", sc.Arg(0, sc.NE, PERSONALITY_QUERY))
+    elif rule is RuntimeRule.MAPPED_CODE:
+        flt.add_rule(kill, "mmap", sc.Arg(2, sc.MASKED_EQ, PROT_EXEC, PROT_EXEC),
+                     sc.Arg(3, sc.MASKED_EQ, MAP_ANONYMOUS, 0))
     elif rule is RuntimeRule.FILE_WRITES:
         flt.add_rule(kill, "open", sc.Arg(1, sc.MASKED_EQ, O_ACCMODE, os.O_WRONLY))
         flt.add_rule(kill, "open", sc.Arg(1, sc.MASKED_EQ, O_ACCMODE, os.O_RDWR))
@@ -78,13 +89,8 @@ def _add_rules(flt, rule: RuntimeRule) -> None:  # type: ignore[no-untyped-def]
         flt.add_rule(kill, "prctl", sc.Arg(0, sc.EQ, PR_SET_SECCOMP))
 
 
-def seal_runner(rules: Iterable[RuntimeRule | str]) -> None:
-    """Stack the filter of `rules` on every thread of the calling process, for good.
-
-    Raises OSError when seccomp cannot load it; does nothing for no rules."""
-    chosen = [RuntimeRule(r) for r in rules]
-    if not chosen:
-        return
+def build_seal(rules: Iterable[RuntimeRule | str]):  # type: ignore[no-untyped-def]
+    """The filter of `rules`, not loaded (a test can export it and read what it refuses)."""
     import pyseccomp as sc
 
     flt = sc.SyscallFilter(sc.ALLOW)
@@ -93,6 +99,16 @@ def seal_runner(rules: Iterable[RuntimeRule | str]) -> None:
         flt.set_attr(sc.Attr.CTL_SSB, 1)  # as judge/sandbox/seccomp.py: no speculation mitigation cost
     except OSError:
         pass
-    for rule in chosen:
+    for rule in dict.fromkeys(RuntimeRule(r) for r in rules):
         _add_rules(flt, rule)
-    flt.load()
+    return flt
+
+
+def seal_runner(rules: Iterable[RuntimeRule | str]) -> None:
+    """Stack the filter of `rules` on every thread of the calling process, for good.
+
+    Raises OSError when seccomp cannot load it; does nothing for no rules."""
+    chosen = [RuntimeRule(r) for r in rules]
+    if not chosen:
+        return
+    build_seal(chosen).load()

@@ -9,7 +9,7 @@ from typing import Any
 from judge.backends import Backend
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.sandbox.seal import ALL_RULES
+from judge.sandbox.seal_tracks import runtime_rules
 from judge.tracks import Track
 from judge.tracks.cpu.runtime import CpuRuntime, last_level_cache_bytes
 from judge.tracks.cpu.toolchain import GccToolchain
@@ -40,5 +40,5 @@ TRACK = Track(
     runtime_options=_runtime_options,
     device_nodes=lambda host: [],
     host_clock=True,
-    runtime_rules=ALL_RULES,  # no signal handler, no executable memory, no new filter once loaded
+    runtime_rules=runtime_rules("cpu"),  # every rule (judge/sandbox/seal_tracks.py)
 )

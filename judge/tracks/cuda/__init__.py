@@ -20,6 +20,7 @@ from judge.backends import Backend
 from judge.errors import InternalJudgeError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
+from judge.sandbox.seal_tracks import runtime_rules
 from judge.tracks import Track
 from judge.tracks.cuda.device import device_nodes, driver_library, find_peak, floor_peak_flops, gpu_name
 from judge.tracks.cuda.runtime import MIN_FLUSH_BYTES, CudaRuntime
@@ -132,4 +133,5 @@ TRACK = Track(
     readonly_paths=readonly_paths,
     generation_device="cuda",
     oracle_device="cuda",
+    runtime_rules=runtime_rules("cuda"),  # what its runtime bears (judge/sandbox/seal_tracks.py)
 )

@@ -18,6 +18,7 @@ from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
+from judge.sandbox.seal_tracks import runtime_rules
 from judge.tracks import Track
 from judge.tracks.npu.baseline import python_baseline
 from judge.tracks.npu.cann import DEFAULT_DRIVER_DIR, cann_version, soc_family
@@ -132,6 +133,7 @@ TRACK = Track(
     # Ascend's matmul and reductions are not run-to-run reproducible unless asked: the child
     # and the worker both make every input (with the forward pass) and must agree bit for bit.
     deterministic_generation=True,
+    runtime_rules=runtime_rules("npu"),  # what its runtime bears (judge/sandbox/seal_tracks.py)
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",

@@ -40,6 +40,8 @@ _VENDOR = ("calling a vendor operator is not allowed (`{name}`): aclnn/aclop/acl
 _DEVICE = ("`{name}` is not allowed: kernel_run must enqueue its work on args->stream and leave devices, "
            "contexts and streams to the judge")
 _TIMER = "reading clocks or timing events is not allowed (`{name}`): the judge does the timing"
+_OS_LAYER = ("`{name}` is CANN's OS layer (mmpa), the runtime's own: clocks, threads, files, sockets, processes "
+             "and dynamic loading through it are refused like their plain names")
 
 NPU_BANNED: tuple[BannedName, ...] = (
     BannedName(r"\b(?:aclnn\w*|aclop[A-Z]\w*|aclmdl\w*|aclblas\w*|acldvpp\w*|atb\s*::|at_npu\s*::|"
@@ -52,6 +54,9 @@ NPU_BANNED: tuple[BannedName, ...] = (
                "device-management", _DEVICE),
     BannedName(r"\b(?:GetSystemCycle|get_sys_cnt|GetSysCnt|aclrtEventElapsedTime\w*|aclrtRecordEvent|"
                r"aclrtEventGetTimestamp|aclprof\w*|Msprof\w*)\b", "timer-read", _TIMER),
+    # mmpa (hicann/runtime pkg_inc/mmpa/sub_inc/mmpa_linux.h): mmGetTickCount, mmCreateTask*, mmPopen,
+    # mmDlopen, mmSocket, mmOpen... A red team's host stubs reached all of them by name (issue 16).
+    BannedName(r"\bmm[A-Z]\w*\s*\(", "os-layer", _OS_LAYER),
     BannedName(r"\b(?:aclrtDumpConfig|aclmdlInitDump|aclmdlSetDump|AdumpSetDump\w*|ReadFile|WriteFile)\s*\(",
                "file-io", "file access is not allowed (`{name}`): inputs and outputs go through kernel_args"),
 )
@@ -83,7 +88,9 @@ _LAUNCH_PATTERNS = (
     r"rt[A-Z]\w*",  # CANN runtime: rtDevBinaryRegister, rtFunctionRegister, rtKernelLaunch*, ...
     r"Adx\w+|Adump\w+|AdumpGet\w+",  # the dump stubs the host stub references (dump itself is off)
     r"[Dd]log\w*|CheckLogLevel|DlogRecord|DlogInner\w*",  # CANN logging
-    r"mm[A-Z]\w+",  # mmpa: CANN's OS layer used by the runtime stub
+    # mmpa, CANN's OS layer: the team's objects only its locks and ids; the rest of it (clocks, threads,
+    # files, sockets, popen, dlopen) is what CANN's own objects may import (`RULES` below).
+    r"mm(?:Mutex|Cond|RWLock|RDLock|WRLock|Sem|Tls)\w*|mmGet(?:Tid|Pid|ErrorCode|PageSize)",
     r"(?:mem|str|wcs)\w*_s|v?sn?printf_s",  # securec (libc_sec)
     r"_ZN\d*(?:ge|ErrorManager|error_message)\w*",  # graph-engine error reporting used by the stub
     r"pthread_(?:once|mutex_\w+|key_create|getspecific|setspecific|rwlock_\w+|self)",
@@ -140,6 +147,7 @@ TEAM_RULES = BackendRules(
 RULES = dataclasses.replace(
     TEAM_RULES,
     allowed_imports=TEAM_RULES.allowed_imports | CANN_OBJECT_CALLS,
-    allowed_import_patterns=(*TEAM_RULES.allowed_import_patterns, *CANN_OBJECT_PATTERNS),
+    allowed_import_patterns=(*TEAM_RULES.allowed_import_patterns, *CANN_OBJECT_PATTERNS,
+                             r"mm[A-Z]\w+"),  # mmpa, as CANN's runtime stub uses it
     init_array_entries=64,
 )

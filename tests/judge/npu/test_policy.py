@@ -98,7 +98,8 @@ def test_library_imports_of_the_launch_path_are_allowed_and_vendor_operators_are
     assert RULES.import_allowed("aclrtSetDevice") and not TEAM_RULES.import_allowed("aclrtSetDevice")
 
 
-NPU_FIXTURES = load_fixtures("npu", prefixes=("exploit_",))
+# Entries marked `needs = "npu"` pass every static check by design: only an NPU host judges them.
+NPU_FIXTURES = [f for f in load_fixtures("npu", prefixes=("exploit_",)) if f.expect.get("needs") != "npu"]
 
 
 @pytest.mark.parametrize("fixture", NPU_FIXTURES, ids=[f.id for f in NPU_FIXTURES])
