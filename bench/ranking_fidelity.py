@@ -134,7 +134,7 @@ def calibrate(extras: list[float], folder: Path, rounds: int) -> dict[float, Pat
                                 reference="fast", rounds=rounds)
     slowdown = {p: mean_slowdown(measured[str(p)]) for p in probes}
     print("kernel-only slowdown of the probe copy (mean over cases): " + ", ".join(
-        f"{p} per mille {100 * s:+.2f} %" for p, s in slowdown.items()), flush=True)
+        f"{p} per mille {100 * s:+.2f} %" for p, s in slowdown.items()) + f", load {_load()}", flush=True)
     chosen = {e: permille_for(e / 100, FAST_PERMILLE, slowdown) for e in extras}
     return {e: make_variant(p, folder) for e, p in chosen.items()}
 
@@ -150,7 +150,7 @@ def _verify(copies: dict[float, Path], fast: Path, rounds: int) -> dict[float, f
         per_case = measured[f"{extra:g}"]
         means[extra] = mean_slowdown(per_case)
         print(f"  +{extra:g} % copy ({path.stem}): kernel-only slowdown {100 * means[extra]:+.2f} % (" + ", ".join(
-            f"{c} {100 * v:+.1f}" for c, v in per_case.items()) + ")", flush=True)
+            f"{c} {100 * v:+.1f}" for c, v in per_case.items()) + f"), load {_load()}", flush=True)
     return means
 
 
