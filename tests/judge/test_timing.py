@@ -416,6 +416,18 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     assert result.timing_profile_s["timed_pairs"] == steady.timing.count + noisy.timing.count
 
 
+def test_spare_rounds_go_where_they_take_most_off_the_scores_variance():
+    from judge.timing import CaseTiming
+    from judge.timing_phase import _uncertainty
+
+    near_one = CaseTiming(ratio=1.0, ratio_half_width=0.01, spent_s=1.0)
+    far = CaseTiming(ratio=3.0, ratio_half_width=0.01, spent_s=1.0)
+    assert _uncertainty(near_one) > _uncertainty(far)  # the score is steeper near r = 1
+    assert _uncertainty(CaseTiming(ratio=1.0, ratio_half_width=0.01, spent_s=0.5)) > _uncertainty(near_one)
+    assert _uncertainty(CaseTiming(ratio=1.0, ratio_half_width=0.02, spent_s=1.0)) > _uncertainty(near_one)
+    assert _uncertainty(CaseTiming()) == 1e9  # no interval yet: first in line
+
+
 def test_the_submissions_overhead_cap_follows_the_baselines_own_spread():
     """On a loaded host the children's empty calls spread widely: an honest child whose median
     lands higher by chance is not charged for it; a quiet baseline keeps the cap at the slack."""
