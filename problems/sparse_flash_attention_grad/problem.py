@@ -308,9 +308,12 @@ def forward(sz: Sizes, inputs: dict[str, Any], indices: torch.Tensor) -> tuple[t
 
 
 def _dense_is_cheaper(sz: Sizes) -> bool:
-    """All S2 keys per query token (masked) cost less than gathering the widest list's keys."""
-    widest = max(1, min(sz.K, _padded_blocks(sz)) * sz.block_size)
-    return sz.S2 * sz.G <= widest * (sz.G + GATHER_COST_IN_MACS)
+    """All S2 keys per query token (masked) cost less than gathering the keys a row sees (at most
+    K blocks, at most thr(s) keys: their mean over the rows)."""
+    if sz.S1 == 0 or sz.S2 == 0:
+        return False
+    seen = float(thresholds(sz).clamp(max=sz.K * sz.block_size).double().mean())
+    return sz.S2 * sz.G <= max(1.0, seen) * (sz.G + GATHER_COST_IN_MACS)
 
 
 def _dense_backward(sz: Sizes, inputs: dict[str, Any], *, ref: bool, out_dtype: torch.dtype | None
