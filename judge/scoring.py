@@ -28,6 +28,17 @@ def case_score_vs_baseline(ratio: float, cap: float = DEFAULT_SCORE_CAP) -> floa
     return min(cap, 100.0 + 50.0 * math.log2(1.0 / ratio))
 
 
+def score_slope(ratio: float, cap: float = DEFAULT_SCORE_CAP) -> float:
+    """|d score_c / d ln r_c| of `case_score_vs_baseline` at `ratio`: how many points a relative
+    error of the ratio costs (the timing phase spends its spare rounds where that is largest;
+    r_c / r*_c of `relative_to: best` has the same shape above 1)."""
+    if ratio <= 0:
+        raise ValueError(f"ratio must be positive, got {ratio}")
+    if ratio >= 1.0:
+        return 100.0 / math.log(1.5) / (1.0 + math.log(ratio, 1.5)) ** 2
+    return 0.0 if case_score_vs_baseline(ratio, cap) >= cap else 50.0 / math.log(2.0)
+
+
 def online_score(case_scores: Sequence[float], all_passed: bool) -> float:
     """Mean of the case scores of the ranked set; 0 when any case failed or none was scored."""
     if not all_passed or not case_scores:

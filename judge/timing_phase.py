@@ -2,9 +2,10 @@
 
 Each case first gets `FIRST_PASS_SHARE` of its timing budget (judge/timing.py stops it earlier
 once its paired ratio is precise enough); what the cases leave of their budgets together is then
-spent in rounds on the case whose ratio's interval is widest, resuming its series. The score is a
-mean over cases, so its spread comes from the least certain ones. The host's load over the phase
-and where its time went are recorded with the result (judge/hostload.py).
+spent in rounds on the case where a round takes most off the score's variance (its ratio's
+interval times the score's slope there, per second spent: `_uncertainty`), resuming its series.
+The score is a mean over cases, so its spread comes from the least certain ones. The host's load
+over the phase and where its time went are recorded with the result (judge/hostload.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineRunner
 from judge.runner.session import CallOutcome, RunnerSession
+from judge.scoring import score_slope
 from judge.timing import BASELINE, SUBMISSION, CaseTiming, below_physical_floor, time_case
 from judge.verdict import Verdict
 
@@ -115,7 +117,13 @@ def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult,
 
 
 def _uncertainty(timing: CaseTiming) -> float:
-    return timing.ratio_half_width if math.isfinite(timing.ratio_half_width) else 1e9
+    """What one more round on the case takes off the score's variance, per second: the score is a
+    mean over cases, each case's share of its variance is (score slope x the ratio's relative
+    half-width)^2, and that falls as 1 / pairs, i.e. as 1 / the seconds spent on the case."""
+    if not math.isfinite(timing.ratio_half_width) or not timing.ratio:
+        return 1e9
+    points = score_slope(timing.ratio) * timing.ratio_half_width
+    return points**2 / max(timing.spent_s, 1e-3)
 
 
 def _record(phase: TimingPhase, timing: CaseTiming, case_result: CaseResult, case: Case, *,

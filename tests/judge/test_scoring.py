@@ -59,3 +59,16 @@ def test_reproduction_tolerance():
 def test_invalid_ratio_rejected():
     with pytest.raises(ValueError):
         case_score_vs_baseline(0)
+
+
+def test_score_slope_is_the_scores_change_per_relative_change_of_the_ratio():
+    import math
+
+    from judge.scoring import case_score_vs_baseline, score_slope
+
+    for ratio in (0.3, 0.8, 1.0, 1.2, 3.0):
+        step = 1e-6
+        numeric = abs(case_score_vs_baseline(ratio * math.exp(step)) - case_score_vs_baseline(ratio)) / step
+        assert score_slope(ratio) == pytest.approx(numeric, rel=1e-3), ratio
+    assert score_slope(1.0) > score_slope(1.2) > score_slope(3.0)
+    assert score_slope(0.1) == 0.0  # capped at 200: the ratio's error costs no points there

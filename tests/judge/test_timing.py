@@ -1,3 +1,5 @@
+import pytest
+
 from judge.timing import CheckSampler, stats
 
 
@@ -219,7 +221,7 @@ def test_a_call_is_timed_by_the_workers_clock_less_its_childs_overhead():
     timing = _time_bracketed(sub, base)
     assert timing.failure is None
     assert timing.submission.median_ns == 1_000_000 and timing.baseline.median_ns == 800_000
-    assert timing.ratio == 1.25
+    assert timing.ratio == pytest.approx(1.25, rel=1e-5)  # the child's jitter averaged in the middle half
     assert sub.empties == base.empties == 12  # one empty call per child after every timed pair
     assert timing.series.timer_gap_ns() == 700_000 + 10_000  # the moved timer shows, as a diagnostic only
     assert timing.floor_ns == 1_041_000  # the bracket itself, for the physical floor
@@ -241,6 +243,33 @@ def test_device_tracks_keep_the_devices_own_clock():
     sub = _BracketedSession(call_ns=1_000_000, overhead_ns=40_000, child_ns=500_000)
     timing = _time_bracketed(sub, _BracketedSession(call_ns=1_000_000, overhead_ns=40_000), host_clock=False)
     assert timing.failure is None and timing.ratio == 0.5 and sub.empties == 0
+
+
+def test_the_ratio_is_the_interquartile_mean_of_the_pairs():
+    from judge.timing import ratio_estimate
+
+    # A burst that hits one side of a few pairs moves it no more than it moves the median.
+    ratios = [1.20, 1.21, 1.19, 1.20, 1.22, 1.18, 1.20, 3.0, 0.4, 1.20, 1.21, 1.19]
+    center, half = ratio_estimate(ratios)
+    assert center == pytest.approx(1.20, abs=0.005) and half < 0.02
+    assert ratio_estimate([1.0, 2.0, 3.0]) == (2.0, float("inf"))  # too few pairs to say
+    assert ratio_estimate([0.5] * 10) == (0.5, 0.0)
+
+
+def test_the_interquartile_mean_is_steadier_than_the_median_and_its_interval_holds():
+    import random
+    import statistics
+
+    from judge.timing import ratio_estimate
+
+    chance = random.Random(15)
+    judgings = [[1.2 * (1 + chance.gauss(0, 0.02)) for _ in range(40)] for _ in range(300)]
+    estimates = [ratio_estimate(pairs) for pairs in judgings]
+    iqm = statistics.pstdev(c for c, _ in estimates)
+    median = statistics.pstdev(statistics.median(pairs) for pairs in judgings)
+    assert iqm < 0.92 * median  # about 0.88 for bell-shaped noise: fewer pairs for the same precision
+    covered = sum(abs(c / 1.2 - 1) <= h for c, h in estimates) / len(estimates)
+    assert 0.9 <= covered <= 0.99  # a 95 % interval
 
 
 def test_the_stop_rule_is_the_interval_of_the_paired_ratio():
@@ -299,7 +328,7 @@ def test_a_case_timed_again_goes_on_from_its_earlier_pairs():
     checked = first.checked_calls
     again = time_case(sub, base, case, earlier=first, **dict(kwargs, limits=Limits(
         **{**limits.__dict__, "max_timed_calls": 24})))
-    assert again is first and again.submission.count == 24 and again.ratio == 2.0
+    assert again is first and again.submission.count == 24 and again.ratio == pytest.approx(2.0, rel=1e-5)
     assert again.checked_calls > checked
 
 
@@ -385,6 +414,18 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     assert noisy.checked_calls >= max(3, noisy.timing.count // 4)
     assert "load_average_timing_start" in result.host and "baseline_spread_percent" in result.host
     assert result.timing_profile_s["timed_pairs"] == steady.timing.count + noisy.timing.count
+
+
+def test_spare_rounds_go_where_they_take_most_off_the_scores_variance():
+    from judge.timing import CaseTiming
+    from judge.timing_phase import _uncertainty
+
+    near_one = CaseTiming(ratio=1.0, ratio_half_width=0.01, spent_s=1.0)
+    far = CaseTiming(ratio=3.0, ratio_half_width=0.01, spent_s=1.0)
+    assert _uncertainty(near_one) > _uncertainty(far)  # the score is steeper near r = 1
+    assert _uncertainty(CaseTiming(ratio=1.0, ratio_half_width=0.01, spent_s=0.5)) > _uncertainty(near_one)
+    assert _uncertainty(CaseTiming(ratio=1.0, ratio_half_width=0.02, spent_s=1.0)) > _uncertainty(near_one)
+    assert _uncertainty(CaseTiming()) == 1e9  # no interval yet: first in line
 
 
 def test_the_submissions_overhead_cap_follows_the_baselines_own_spread():

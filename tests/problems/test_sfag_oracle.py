@@ -21,6 +21,14 @@ CASES = [
 IDS = ["mode0-n2x2", "causal-dense-bs1", "s1>s2", "ragged-scale", "contract", "contract-ragged-s1>s2", "v=k"]
 
 
+@pytest.fixture(params=["gathered", "dense"])
+def path(request, sfag, monkeypatch):
+    """Each test on both computations of the forward and backward: gathering each row's key blocks,
+    and masked products with every key (judged cases take the cheaper, `_dense_is_cheaper`)."""
+    monkeypatch.setattr(sfag, "GATHER_COST_IN_MACS", -(10**9) if request.param == "gathered" else 10**9)
+    return request.param
+
+
 def _case(case_factory, params, dtype="float32"):
     params = dict(params)
     names = {"ragged": "ragged_topk", "contract": "contract_indices", "value_is_key": "value_is_key"}
@@ -29,7 +37,7 @@ def _case(case_factory, params, dtype="float32"):
 
 
 @pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_oracle_matches_dense_autograd(sfag, case_factory, dense, params):
+def test_oracle_matches_dense_autograd(sfag, case_factory, dense, params, path):
     case = _case(case_factory, params)
     inputs = sfag.make_inputs(case, seed=11)
     grads, (out, m, total) = dense.autograd(case, inputs)
@@ -45,7 +53,7 @@ def test_oracle_matches_dense_autograd(sfag, case_factory, dense, params):
 
 @pytest.mark.parametrize("params", CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_forward_statistics_match_dense(sfag, case_factory, dense, params, dtype):
+def test_forward_statistics_match_dense(sfag, case_factory, dense, params, dtype, path):
     case = _case(case_factory, params, dtype)
     inputs = sfag.make_inputs(case, seed=5)
     _, (out, m, total) = dense.autograd(case, inputs)
@@ -57,7 +65,7 @@ def test_forward_statistics_match_dense(sfag, case_factory, dense, params, dtype
 
 @pytest.mark.parametrize("params", CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_reference_follows_the_spec_recipe(sfag, case_factory, dense, params, dtype):
+def test_reference_follows_the_spec_recipe(sfag, case_factory, dense, params, dtype, path):
     case = _case(case_factory, params, dtype)
     inputs = sfag.make_inputs(case, seed=3)
     got = sfag.reference(case, inputs)
@@ -78,7 +86,7 @@ def test_reference_is_none_for_float32(sfag, case_factory):
     assert sfag.reference(case, sfag.make_inputs(case, seed=1)) is None
 
 
-def test_rows_that_see_nothing(sfag, case_factory):
+def test_rows_that_see_nothing(sfag, case_factory, path):
     case = case_factory(S1=10, S2=4, K=2, block_size=2, sparse_mode=3, N1=2)
     inputs = sfag.make_inputs(case, seed=2)
     blind = 10 - 4  # thr(s) = S2 - S1 + s + 1 <= 0 for s < S1 - S2
@@ -93,7 +101,7 @@ def test_rows_that_see_nothing(sfag, case_factory):
     assert g["dq"][:, blind:].abs().sum() > 0
 
 
-def test_unseen_keys_get_zero_gradients(sfag, case_factory):
+def test_unseen_keys_get_zero_gradients(sfag, case_factory, path):
     # K = 1 with bs = 2 in mode 0: each row sees one random block, most keys are seen by nobody.
     case = case_factory(S1=2, S2=40, K=1, block_size=2, N1=1)
     inputs = sfag.make_inputs(case, seed=9)
@@ -107,7 +115,7 @@ def test_unseen_keys_get_zero_gradients(sfag, case_factory):
             assert (g["dk"][0, t] == 0).all() and (g["dk_rope"][0, t] == 0).all()
 
 
-def test_lists_end_at_first_minus_one(sfag, case_factory):
+def test_lists_end_at_first_minus_one(sfag, case_factory, path):
     # Entries after the first -1 must be ignored even when they hold valid ids (spec).
     case = case_factory(S1=4, S2=16, K=4, block_size=2, N1=1)
     inputs = sfag.make_inputs(case, seed=4)
@@ -121,7 +129,7 @@ def test_lists_end_at_first_minus_one(sfag, case_factory):
         assert torch.equal(a[name], b[name]), name
 
 
-def test_oracle_memory_is_chunked(sfag, case_factory, monkeypatch):
+def test_oracle_memory_is_chunked(sfag, case_factory, monkeypatch, path):
     # A tiny chunk budget forces one row per chunk; the result must not change.
     case = case_factory(B=2, S1=7, S2=20, N1=4, N2=2, K=3, block_size=4, sparse_mode=3)
     inputs = sfag.make_inputs(case, seed=8)
