@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -81,8 +82,16 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
-        cases=_case_views(cases, team_view=team_view),
+        cases=_case_views(cases, team_view=team_view), profiles=public_profiles(run, cases),
     )  # fmt: skip
+
+
+def public_profiles(run: Run, cases: list[CaseResultRow]) -> list[dict[str, Any]]:
+    """The run's case profiles (kept in `worker_info`), for public cases only: the judge never profiles
+    a private one, and a profile naming one would not be shown to anyone either."""
+    public = {c.name for c in cases if c.case_set is not CaseSet.PRIVATE}
+    stored = (run.worker_info or {}).get("profiles") or []
+    return [p for p in stored if isinstance(p, dict) and p.get("case") in public]
 
 
 def _team_message(run: Run, cases: list[CaseResultRow]) -> str:

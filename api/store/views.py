@@ -228,6 +228,8 @@ class RunView:
     flagged: bool
     flag_reason: str
     cases: list[CaseView] = field(default_factory=list)
+    # One judge.profiling.CaseProfile (as JSON) per profiled public case, in case order
+    profiles: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
