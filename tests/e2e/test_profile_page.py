@@ -15,8 +15,16 @@ from judge.profiling import unavailable
 from judge.profiling.cpu import _Probe, threads_section
 from judge.threadprofile import ThreadTime
 from tests.api.helpers import result
-from tests.e2e.conftest_pages import AMR_BASELINE, AppClient, LiveSite, in_process_app, launch_chromium, log_in, \
-    screenshot, start_site
+from tests.e2e.conftest_pages import (
+    AMR_BASELINE,
+    AppClient,
+    LiveSite,
+    in_process_app,
+    launch_chromium,
+    log_in,
+    screenshot,
+    start_site,
+)
 
 try:
     from playwright.sync_api import expect, sync_playwright
