@@ -55,17 +55,22 @@ def thread_times(pid: int, proc: Path = Path("/proc"), *, precise: bool = True) 
     `precise`: the time from schedstat (ns) where the kernel keeps it, else from stat (ticks).
     """
     found = {}
-    for stat in (proc / str(pid) / "task").glob("*/stat"):
-        try:
-            name, busy = parse_stat(stat.read_text())
-            wait = 0.0
-            if precise:
-                busy, wait = _schedstat_s(stat.parent, busy)
-        except (OSError, ValueError, IndexError):
-            continue  # the thread ended while we read
-        tid = int(stat.parent.name)
-        found[tid] = ThreadTime(tid, name, busy, wait)
+    for task in (proc / str(pid) / "task").iterdir():
+        if (thread := task_time(task, precise=precise)) is not None:
+            found[thread.tid] = thread
     return found
+
+
+def task_time(task: Path, *, precise: bool = True) -> ThreadTime | None:
+    """One thread's CPU time so far, from its /proc/<pid>/task/<tid> folder; None once it has ended."""
+    try:
+        name, busy = parse_stat((task / "stat").read_text())
+        wait = 0.0
+        if precise:
+            busy, wait = _schedstat_s(task, busy)
+        return ThreadTime(int(task.name), name, busy, wait)
+    except (OSError, ValueError, IndexError):
+        return None  # the thread ended while we read
 
 
 def _schedstat_s(task: Path, fallback: float) -> tuple[float, float]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from judge.profiling import Metric, ProfileSection, Table, unavailable
 from judge.profiling.context import ProfileContext
@@ -31,7 +32,7 @@ from judge.profiling.perf_events import (
     CountersUnavailable,
     Event,
 )
-from judge.threadprofile import ThreadTime, busiest_process, busy_between, load_balance, thread_times
+from judge.threadprofile import ThreadTime, busiest_process, busy_between, load_balance, task_time, thread_times
 
 TARGET_KERNEL_S = 0.25  # the calls' wall time a profile adds up, at least MIN_CALLS calls
 MIN_CALLS, MAX_CALLS = 3, 200
@@ -47,22 +48,43 @@ class _Probe:
         self.wall_ns = 0
         self.calls = 0
         self._before: dict[int, ThreadTime] = {}
+        self._task = Path(f"/proc/{pid}/task/{pid}")
+        self._deltas: list[ThreadTime] = []
+        self._bracket_ns = 0
 
     def armed(self) -> None:
-        self._before = thread_times(self.pid)
+        # The child's main thread polls for "go" meanwhile (busy): it is read last, right before
+        # "go", and first after "ran", so that its window is the call's and little more.
+        self._before = {t.tid: t for t in thread_times(self.pid).values() if t.tid != self.pid}
         if self.counters is not None:
             self.counters.enable()
+        if (main := task_time(self._task)) is not None:
+            self._before[self.pid] = main
 
     def ran(self, bracket_ns: int) -> None:
+        main = task_time(self._task)
         if self.counters is not None:
             self.counters.disable()
-        for delta in busy_between(self._before, thread_times(self.pid)):
+        after = {**thread_times(self.pid), **({self.pid: main} if main is not None else {})}
+        self._deltas, self._bracket_ns = busy_between(self._before, after), bracket_ns
+
+    def settle(self, elapsed_ns: int, main_thread_ns: dict[str, int]) -> None:
+        """Add the last call, once its report is in. The calls' wall time is `elapsed_ns`, the child's
+        clock around kernel_run (the worker's bracket holds the message overhead). The main thread
+        goes on with the runner's own work right after "ran" (fingerprints, guards) until the
+        worker reads it, and polls for "go" before: its times are the child's own around kernel_run
+        (`main_thread_ns`, from its schedstat), where the child sent them."""
+        wall_ns = elapsed_ns if 0 < elapsed_ns <= self._bracket_ns else self._bracket_ns
+        for delta in self._deltas:
+            busy, wait = delta.busy_s, delta.wait_s
+            if delta.tid == self.pid and "cpu" in main_thread_ns:
+                busy, wait = main_thread_ns["cpu"] / 1e9, main_thread_ns.get("wait", 0) / 1e9
             earlier = self.busy.get(delta.tid)
-            self.busy[delta.tid] = ThreadTime(delta.tid, delta.name,
-                                              delta.busy_s + (earlier.busy_s if earlier else 0.0),
-                                              delta.wait_s + (earlier.wait_s if earlier else 0.0))
-        self.wall_ns += bracket_ns
+            self.busy[delta.tid] = ThreadTime(delta.tid, delta.name, busy + (earlier.busy_s if earlier else 0.0),
+                                              wait + (earlier.wait_s if earlier else 0.0))  # fmt: skip
+        self.wall_ns += wall_ns
         self.calls += 1
+        self._deltas = []
 
 
 def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVENTS) -> list[ProfileSection]:
@@ -87,7 +109,8 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
         started = time.monotonic()
         while probe.calls < MAX_CALLS and (probe.calls < MIN_CALLS or (
                 probe.wall_ns < TARGET_KERNEL_S * 1e9 and time.monotonic() - started < ctx.budget_s)):
-            session.call("submission", ctx.seed, timeout_s=ctx.call_timeout_s, probe=probe)
+            outcome = session.call("submission", ctx.seed, timeout_s=ctx.call_timeout_s, probe=probe)
+            probe.settle(outcome.elapsed_ns, outcome.main_thread_ns)
         counts = counters.read().values if counters is not None else {}
     finally:
         if counters is not None:
@@ -115,9 +138,8 @@ def threads_section(probe: _Probe, *, pid: int, allotted: int) -> ProfileSection
     could_work = max(cores * wall_s - waited, sum(balance.busy_s))
     idle = max(0.0, 1.0 - sum(balance.busy_s) / could_work)
     rows = []
-    for index, thread in enumerate(deltas):
-        if thread.busy_s <= WORKED_SHARE * wall_s and thread.tid != pid:
-            continue
+    shown = [t for t in deltas if t.busy_s > WORKED_SHARE * wall_s or t.tid == pid]
+    for index, thread in enumerate(shown):
         rows.append({"thread": _label(thread.tid, pid, index), "busy_ms": round(thread.busy_s * 1e3, 3),
                      "waiting_ms": round(thread.wait_s * 1e3, 3),
                      "busy_share": round(100 * thread.busy_s / wall_s, 1)})  # fmt: skip
@@ -132,7 +154,7 @@ def threads_section(probe: _Probe, *, pid: int, allotted: int) -> ProfileSection
         Metric("threads that worked", balance.threads, "", f"of the {allotted} the run was given"),
         Metric("calls profiled", probe.calls, "", "untimed calls after timing"),
         Metric("wall time per call", round(wall_s * 1e3 / probe.calls, 3), "ms",
-               "the worker's clock around each profiled call, with the message overhead"),
+               "the runner's clock around kernel_run in each profiled call"),
     )
     table = Table("busy time per thread", ("thread", "busy_ms", "waiting_ms", "busy_share"), tuple(rows),
                   chart="busy_share")
@@ -162,10 +184,9 @@ def perf_section(counts: dict[int, dict[str, float]], events: tuple[Event, ...],
         metrics.append(Metric(f"{event.name} per call", round(total(event) / max(1, probe.calls)), ""))
     rows = []
     pid = probe.pid
-    for index, tid in enumerate(sorted(counts, key=lambda t: (t != pid, t))):
+    counted = [t for t in sorted(counts, key=lambda t: (t != pid, t)) if any(counts[t].values())]
+    for index, tid in enumerate(counted):
         per = counts[tid]
-        if not any(per.values()):
-            continue
         row: dict[str, object] = {"thread": _label(tid, pid, index)}
         row.update({name: round(per.get(name, 0.0)) for name in names})
         if per.get(CYCLES.name):

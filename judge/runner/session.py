@@ -71,6 +71,7 @@ class CallOutcome:
     tampering: list[str] = field(default_factory=list)  # signal handlers or protections changed (guard.py)
     phases_ns: dict[str, int] = field(default_factory=dict)  # the child's time per step of the call
     worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
+    main_thread_ns: dict[str, int] = field(default_factory=dict)  # profiled calls: the main thread's cpu/wait
 
 
 class CallProbe(Protocol):
@@ -298,7 +299,8 @@ class RunnerSession:
         `probe` (untimed profiled passes only) runs right before "go" and right after "ran"."""
         self.kernel_calls += lib == "submission"
         asked = time.perf_counter_ns()
-        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
+        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms,
+                    **({"profile": True} if probe is not None else {})})
         message = self._expect(("armed", "call"), timeout_s)
         if message.header.get("op") == "call" and message.header.get("error") == "workspace":
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
@@ -320,6 +322,7 @@ class RunnerSession:
             digest_after=report.digest_after, new_threads=report.new_threads, late_writes=report.late_writes,
             openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
             tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
+            main_thread_ns=report.main_thread_ns,
         )
 
     def empty_call(self, timeout_s: float) -> int:

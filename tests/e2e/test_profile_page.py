@@ -94,6 +94,9 @@ def test_a_judged_runs_profile_is_a_table_and_a_chart_on_its_report(site: LiveSi
     assert run["verdict"] == "AC", run["message"]
     benchmarks = [c["name"] for c in run["cases"] if c["case_set"] == "benchmarks"]
     assert [p["case"] for p in run["profiles"]] == benchmarks
+    for profile in run["profiles"]:  # the baseline's parallel for splits its work evenly
+        threads = {s["tool"]: s for s in profile["sections"]}["threads"]
+        assert {m["name"]: m["value"] for m in threads["metrics"]}["load balance"] < 1.25, threads
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:

@@ -27,7 +27,7 @@ from judge.verdict import Verdict
 from tests.judge.conftest import least_timing
 
 BASELINE = DEFAULT_REFERENCE_DIR / "add_mul_relu" / "cpu" / "baseline.cpp"
-# The baseline's right answer, after a parallel region in which thread 0 does four times the
+# The baseline's right answer, after a parallel region in which thread 0 does eight times the
 # others' work while they wait (passively: GOMP_SPINCOUNT is short in the runner).
 UNEVEN_PREFIX = """
 #include <omp.h>
@@ -35,7 +35,7 @@ static volatile double uneven_sink;
 static void uneven(long n) {
 #pragma omp parallel
     {
-        long reps = (omp_get_thread_num() == 0 ? 4 : 1) * (n / 4);
+        long reps = (omp_get_thread_num() == 0 ? 8 : 1) * (n / 4);
         double x = 0;
         for (long i = 0; i < reps; ++i) x += 1e-9 * (double)(i & 7);
         uneven_sink = uneven_sink + x;
@@ -139,11 +139,13 @@ def test_an_uneven_openmp_kernel_is_profiled_after_timing(tmp_path: Path) -> Non
         threads = sections["threads"]
         assert threads["available"], threads["reason"]
         metrics = {m["name"]: m["value"] for m in threads["metrics"]}
-        # Thread 0 did four units of work against one: about 1.6x the mean of two threads, and
-        # 1 - 5/8 of the two threads' time idle. The host is shared: loose bounds.
+        # Thread 0 did eight units of work against one: about 1.8x the mean of two threads (the
+        # baseline's even part brings it down a little), and the other thread idled for most of each
+        # call. The host is shared, and a thread kept waiting for a CPU stretches the others' idle
+        # time: loose bounds (an even kernel reads 1.0 to 1.1 here, tests/e2e/test_profile_page.py).
         assert metrics["threads that worked"] == 2, threads
-        assert 1.2 < metrics["load balance"] < 2.0, threads
-        assert 15.0 < metrics["idle share"] < 60.0, threads
+        assert 1.3 < metrics["load balance"] < 2.0, threads
+        assert metrics["idle share"] > 15.0, threads
         perf = sections["perf"]
         reason = unavailable_reason()
         if reason is None:
@@ -151,3 +153,34 @@ def test_an_uneven_openmp_kernel_is_profiled_after_timing(tmp_path: Path) -> Non
         else:
             assert not perf["available"] and perf["reason"] == f"not available on this host: {reason}"
     assert result.stage_times_s["profile"] > 0
+
+
+def test_the_main_threads_times_in_a_call_report_are_checked() -> None:
+    from judge.runner.protocol import ProtocolViolation
+    from judge.runner.reports import read_call_report
+
+    header = {"rc": 0, "elapsed_ns": 5, "digest_before": {}, "digest_after": {}, "new_threads": 0,
+              "late_writes": [], "outputs": {}}
+    assert read_call_report(header, frozenset()).main_thread_ns == {}
+    assert read_call_report({**header, "main_thread_ns": {"cpu": 7, "wait": 2}}, frozenset()).main_thread_ns == \
+        {"cpu": 7, "wait": 2}
+    for forged in ({"cpu": "7"}, {"cpu": 1, "text": 2}, [1, 2]):
+        with pytest.raises(ProtocolViolation):
+            read_call_report({**header, "main_thread_ns": forged}, frozenset())
+
+
+def test_the_terminal_reports_show_each_case_and_tool() -> None:
+    from rich.console import Console
+
+    from api.client.render import verdict_view
+    from judge.profiling.render import profile_table
+
+    threads = threads_section(_probe({100: 0.8, 101: 0.4}, 1.0), pid=100, allotted=2).to_json()
+    profiles = [{"case": "b01", "backend": "cpu",
+                 "sections": [threads, unavailable("perf", "not available on this host: no PMU").to_json()]}]
+    assert profile_table([]) is None
+    console = Console(width=80, record=True)
+    run = {"verdict": "AC", "message": "", "cases": [], "profiles": profiles, "kind": "judge", "id": 1}
+    console.print(verdict_view({"runs": [run], "scored_run_id": 1}, width=80))
+    text = console.export_text()
+    assert "load balance 1.333 x" in text and "not available on this host: no PMU" in text, text
