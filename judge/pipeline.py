@@ -45,7 +45,7 @@ from judge.verdict import Verdict, worst
 
 log = logging.getLogger("opjudge.judge")
 CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
-PROFILE_BUDGET_S = 2.0  # wall time of one case's profiled pass on the CPU (a device tool takes a multiple)
+PROFILE_BUDGET_S = 1.0  # wall time of one case's profiled pass on the CPU (a device tool takes a multiple)
 
 
 def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter) -> JudgeResult:
@@ -202,7 +202,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                     )  # fmt: skip
 
                 # After timing, never inside it: public cases only (judge/profiling/passes.py).
-                profile_cases(result, timed, profile_context)
+                if host.extra.get("profile", "on") != "off":
+                    profile_cases(result, timed, profile_context)
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
         result.kernel_output = session.output_text()
     except RunnerStartFailed as exc:

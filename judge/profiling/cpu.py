@@ -34,8 +34,8 @@ from judge.profiling.perf_events import (
 )
 from judge.threadprofile import ThreadTime, busiest_process, busy_between, load_balance, task_time, thread_times
 
-TARGET_KERNEL_S = 0.25  # the calls' wall time a profile adds up, at least MIN_CALLS calls
-MIN_CALLS, MAX_CALLS = 3, 200
+TARGET_KERNEL_S = 0.1  # the kernel's wall time a profile adds up, at least MIN_CALLS calls
+MIN_CALLS, MAX_CALLS = 3, 40  # each call also makes fresh inputs in the child: a cap on the pass's cost
 WORKED_SHARE = 0.01  # a thread busy for less than this share of the calls' wall time did not work
 
 
