@@ -53,6 +53,8 @@ def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_
     npu_device = os.environ.get("OPJUDGE_DEVICE") or os.environ.get("OPJUDGE_NPU_DEVICE", "0")
     # The NPU clock: a local run has no competition, so OPJUDGE_NPU_TIMING / _MAX_LAUNCHES decide.
     extra = {"npu_device": npu_device, **cuda_host_extra(os.environ), **npu_host_extra(os.environ)}
+    if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
+        extra["profile"] = "off"
     return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
                       cache_dir=cache_dir, extra=extra, **ascend_host_fields(os.environ))  # type: ignore[arg-type]
 

@@ -23,6 +23,8 @@ from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
+from judge.profiling.context import ProfileContext
+from judge.profiling.passes import profile_cases
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineFailed, BaselineRunner
 from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
@@ -43,6 +45,7 @@ from judge.verdict import Verdict, worst
 
 log = logging.getLogger("opjudge.judge")
 CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
+PROFILE_BUDGET_S = 1.0  # wall time of one case's profiled pass on the CPU (a device tool takes a multiple)
 
 
 def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter) -> JudgeResult:
@@ -115,7 +118,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     readonly = [p for p in track.readonly_paths(host) if p.exists()]
 
     def runner(role: str, library: Path, folder: Path, *, python_baseline: bool = False,
-               deterministic: bool = track.deterministic_generation) -> RunnerSession:
+               deterministic: bool = track.deterministic_generation,
+               command_prefix: tuple[str, ...] = ()) -> RunnerSession:
         folder.mkdir(exist_ok=True)
         adapter = reference_dir / problem.slug / request.backend.value  # the vendor operator's adapter
         extra = [adapter] if python_baseline and adapter.exists() else []
@@ -127,7 +131,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             lockdown=sandbox.isolation is not Isolation.OFF, runtime_rules=track.runtime_rules,
             readonly_paths=readonly + extra,
             python_baseline=python_baseline, generation_device=track.generation_device,
-            deterministic=deterministic,
+            deterministic=deterministic, command_prefix=command_prefix,
             call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
         )
 
@@ -190,6 +194,22 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                             result.host[f"{key}:{case.name}"] = str(count)
                 result.stage_times_s["timing"] = (time.monotonic() - timing_started
                                                   - (checker.oracle_seconds - oracle_before))
+
+                def profile_context(case: Case) -> ProfileContext:
+                    nonlocal current
+                    current = case
+                    folder = workdir / "profile" / case.name
+                    folder.mkdir(parents=True, exist_ok=True)
+                    return ProfileContext(
+                        case=case, seed=_case_seed(request, case), session=session, threads=threads,
+                        call_timeout_s=limits.call_time_limit_s, budget_s=PROFILE_BUDGET_S, folder=folder,
+                        start_runner=lambda prefix, run_folder: runner("submission", built.submission, run_folder,
+                                                                       command_prefix=tuple(prefix)),
+                    )  # fmt: skip
+
+                # After timing, never inside it: public cases only (judge/profiling/passes.py).
+                if host.extra.get("profile", "on") != "off":
+                    profile_cases(result, timed, profile_context)
         # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
         result.kernel_output = session.output_text()
     except RunnerStartFailed as exc:
@@ -229,7 +249,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
 def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, checker: OracleChecker,
                 call_timeout_s: float, workspace_limit: int) -> CaseResult:
     session.set_case(case, timeout_s=call_timeout_s)
-    seed = mixed_seed(request.secret, request.problem.slug, case.case_set.value, case.name, case.seed)
+    seed = _case_seed(request, case)
     outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:
@@ -243,6 +263,10 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
         checked_calls=1,
         sizes={"dtype": case.dtype, **case.params} if public else {},
     )
+
+
+def _case_seed(request: JudgeRequest, case: Case) -> int:
+    return mixed_seed(request.secret, request.problem.slug, case.case_set.value, case.name, case.seed)
 
 
 class RunOutOfTime(Exception):

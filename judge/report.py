@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judge.profiling.render import profile_table
 from judge.results import JudgeResult
 from judge.verdict import Verdict
 
@@ -51,6 +52,8 @@ def print_report(result: JudgeResult, console: Console | None = None) -> None:
         console.print(Text(result.compile_log[-8000:]))
     if result.cases:
         console.print(case_table(result))
+    if profiled := profile_table(result.profiles):
+        console.print(profiled)
     if result.score is not None:
         scores = ", ".join(f"{k} {v:.2f}" for k, v in result.set_scores.items())
         console.print(f"score against the baseline: {result.score:.2f}" + (f" ({scores})" if scores else ""))

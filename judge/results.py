@@ -100,6 +100,8 @@ class JudgeResult:
     kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
     mode: RunMode = RunMode.RANKED  # which sets were judged (judge/modes.py)
     timing_profile_s: dict[str, float] = field(default_factory=dict)  # where the timing phase's time went
+    # One judge.profiling.CaseProfile per public timed case, as JSON (judge/profiling/passes.py)
+    profiles: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `opjudge judge --json` and of the API's run results."""
@@ -139,4 +141,5 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         kernel_output=data.get("kernel_output", ""),
         mode=RunMode(data.get("mode", RunMode.RANKED.value)),
         timing_profile_s=data.get("timing_profile_s", {}),
+        profiles=list(data.get("profiles", [])),
     )

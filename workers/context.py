@@ -109,6 +109,8 @@ class WorkerContext:
 
             # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
             ascend = ascend_host_fields(os.environ)
+        if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
+            extra["profile"] = "off"
         limits = get_track(backend).limits
         if s.case_time_budget_s is not None:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)

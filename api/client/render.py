@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from api.client.stages import FINISHED, Step, run_steps
+from judge.profiling.render import profile_table
 
 VERDICT_STYLE = {"AC": "bold green", "WA": "bold red", "RE": "bold red", "CE": "bold yellow", "SV": "bold white on red",
                  "TLE": "bold magenta", "MLE": "bold magenta", "IE": "bold bright_black"}  # fmt: skip
@@ -106,6 +107,8 @@ def verdict_view(detail: dict[str, Any], *, width: int = 120) -> RenderableType:
         parts += [Text("compiler log:", style="bold"), Text(run["compile_log"][-8000:])]
     if run.get("cases"):
         parts.append(case_table(run["cases"], width=width))
+    if profiled := profile_table(run.get("profiles") or []):
+        parts.append(profiled)
     if run.get("score") is not None:
         parts.append(Text.assemble("score against the baseline: ", (f"{run['score']:.2f}", "bold")))
     return Group(*parts)

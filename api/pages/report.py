@@ -18,6 +18,7 @@ from api.deps import NowDep, SessionDep
 from api.pages.auth import LoggedIn
 from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
 from api.pages.devices import device_peaks
+from api.pages.profile_view import profile_views
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
 from api.schemas.bounds import SubmissionId
@@ -116,6 +117,7 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
         "queue": detail.queue,
         "failing": [c for c in shown.cases if not c.passed] if shown else [],
         "roofline": _roofline(shown, info, submission.backend),
+        "profiles": profile_views(shown.profiles) if shown else [],
         "history": history_svg([
             HistoryPoint(s.id, s.score, s.verdict is Verdict.AC, s.id == submission.id)
             for s in reversed(history) if s.verdict is not None  # judged ones only

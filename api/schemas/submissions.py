@@ -65,6 +65,37 @@ class CasePublic(Public):
     baseline_launches: int | None = None
 
 
+class ProfileMetricPublic(Public):
+    name: str
+    value: float | int | str
+    unit: str = ""
+    hint: str = ""
+
+
+class ProfileTablePublic(Public):
+    title: str
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    chart: str = ""  # a column of per-cent shares drawn as bars on the report page
+
+
+class ProfileSectionPublic(Public):
+    tool: str  # threads, perf, ncu, msprof, profile
+    available: bool
+    reason: str = ""  # why the tool could not run, when not available
+    metrics: list[ProfileMetricPublic] = []
+    tables: list[ProfileTablePublic] = []
+    raw_name: str = ""
+
+
+class CaseProfilePublic(Public):
+    """What the profiled pass after timing found on one public timed case (judge/profiling/)."""
+
+    case: str
+    backend: str
+    sections: list[ProfileSectionPublic]
+
+
 class RunPublic(Public):
     id: int
     kind: RunKind
@@ -93,6 +124,7 @@ class RunPublic(Public):
     cases: list[CasePublic]
     # Which clock timed the run (NPU: "timing" events or device, "timing_detail", "max_launches").
     timing: dict[str, str] = {}
+    profiles: list[CaseProfilePublic] = []  # public timed cases of benchmark and ranked runs only
 
 
 class FilePublic(Public):

@@ -83,7 +83,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
         cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}),
-        timing=run_timing(run.worker_info or {}),
+        timing=run_timing(run.worker_info or {}), profiles=public_profiles(run, cases),
     )  # fmt: skip
 
 
@@ -98,6 +98,14 @@ def run_timing(info: dict[str, Any]) -> dict[str, str]:
 def _launches(info: dict[str, Any], key: str) -> int | None:
     value = info.get(key)
     return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def public_profiles(run: Run, cases: list[CaseResultRow]) -> list[dict[str, Any]]:
+    """The run's case profiles (kept in `worker_info`), for public cases only: the judge never profiles
+    a private one, and a profile naming one would not be shown to anyone either."""
+    public = {c.name for c in cases if c.case_set is not CaseSet.PRIVATE}
+    stored = (run.worker_info or {}).get("profiles") or []
+    return [p for p in stored if isinstance(p, dict) and p.get("case") in public]
 
 
 def _team_message(run: Run, cases: list[CaseResultRow]) -> str:

@@ -128,7 +128,8 @@ def finish_run(
     run.stage_times = {**run.stage_times, Stage.DONE.value: now.isoformat()}
     run.worker_host = host.get("host") or run.claimed_by
     run.device, run.toolchain, run.driver = host.get("device"), host.get("toolchain"), host.get("driver")
-    run.worker_info = host
+    # The profiles of the public timed cases (judge/profiling/) ride in the same JSON column.
+    run.worker_info = {**host, "profiles": result.profiles} if result.profiles else host
     write_cases(session, run_id=run.id, result=result)
     submission = run.submission
     if run.kind is RunKind.JUDGE:

@@ -236,6 +236,8 @@ class RunView:
     cases: list[CaseView] = field(default_factory=list)
     # The clock that timed the run, as recorded (api/store/results.py run_timing): empty but on the NPU.
     timing: dict[str, str] = field(default_factory=dict)
+    # One judge.profiling.CaseProfile (as JSON) per profiled public case, in case order
+    profiles: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

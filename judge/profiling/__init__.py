@@ -30,6 +30,9 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[dict[str, Any], ...]
+    # A column of shares in per cent (0 to 100) that the report draws as bars, one per row, labelled
+    # by the row's first column; "" draws no chart.
+    chart: str = ""
 
 
 @dataclass(frozen=True)

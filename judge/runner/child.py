@@ -63,6 +63,16 @@ def _thread_cpu_ns() -> dict[str, int]:
     return found
 
 
+def _own_schedstat() -> tuple[int, int]:
+    """The calling thread's ns on a CPU and ns runnable but waiting for one (profiled calls only)."""
+    try:
+        with open("/proc/thread-self/schedstat") as fh:
+            on_cpu, waiting = fh.read().split()[:2]
+        return int(on_cpu), int(waiting)
+    except (OSError, ValueError):
+        return 0, 0
+
+
 # A thread busy for more than this share of the late-write probe's sleep is working off the clock:
 # the runner is asleep and no kernel is running, and OpenMP's idle spin lasts a millisecond or so.
 BUSY_SHARE = 0.5
@@ -237,7 +247,7 @@ class Child:
         finally:
             torch.use_deterministic_algorithms(was, warn_only=True)
 
-    def call(self, lib: str, seed: int, recheck_ms: int) -> None:
+    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
@@ -276,6 +286,9 @@ class Child:
         guard = CallGuard() if self.call_guard and lib == "submission" and spans(outputs) else None
         phases.lap("flush")
         self._wait_for_go()
+        # Only in the profiled pass after timing (judge/profiling/cpu.py): this thread's own CPU and
+        # run-queue time around kernel_run, which the worker cannot tell from the runner's work.
+        main_before = _own_schedstat() if profile else (0, 0)
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
             touch.read()  # on the clock: work a fault handler defers to the first read is timed (guard.py)
@@ -284,6 +297,7 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
+        main_after = _own_schedstat() if profile else (0, 0)
         launches = runtime.last_launches()  # None unless the clock counts them (the NPU's device timing)
         if launches is not None:
             _check_launches(lib, launches, runtime.launch_limit(), int(rc))
@@ -334,6 +348,8 @@ class Child:
             "tampering": tampering,
             "phases_ns": phases.laps,
             "launches": -1 if launches is None else int(launches),
+            **({"main_thread_ns": {"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}}
+               if profile else {}),
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
 
@@ -428,7 +444,8 @@ def main() -> None:
             if command["op"] == "case":
                 child.set_case(command["case"])
             elif command["op"] == "call":
-                child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)))
+                child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)),
+                           bool(command.get("profile", False)))
             elif command["op"] == "empty":
                 child.empty_call()
             elif command["op"] == "fetch":

@@ -32,6 +32,9 @@ class CallReport:
     outputs: dict[str, tuple[list[int], str]]
     tampering: list[str]  # guard.py's own sentences, each naming a signal or one of the problem's tensors
     phases_ns: dict[str, int]  # where the child's side of the call went (a diagnostic, never scored)
+    # Profiled calls only (judge/profiling/cpu.py): the child's main thread around kernel_run, "cpu"
+    # and "wait" (run queue) in ns; the kernel could forge it, and it only ever reaches its own profile.
+    main_thread_ns: dict[str, int]
     launches: int = -1  # kernel launches the call made where the clock counts them (NPU device timing), else -1
 
 
@@ -49,6 +52,7 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
             tampering=_tampering(header.get("tampering", []), names),
             phases_ns=_phases(header.get("phases_ns", {})),
             launches=_launches(header.get("launches", -1)),
+            main_thread_ns=_main_thread(header.get("main_thread_ns", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolViolation(f"a call report that no runner sends ({type(exc).__name__})") from None
@@ -81,6 +85,10 @@ def _launches(value: Any) -> int:
     if _int(value) < -1:
         raise ValueError("not a launch count")
     return int(value)
+def _main_thread(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or not set(value) <= {"cpu", "wait"}:
+        raise ValueError("not the main thread's times")
+    return {k: max(0, _int(v)) for k, v in value.items()}
 
 
 def _int(value: Any) -> int:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -72,6 +72,16 @@ class CallOutcome:
     phases_ns: dict[str, int] = field(default_factory=dict)  # the child's time per step of the call
     worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
     launches: int = -1  # kernel launches the call made, where the clock counts them (NPU device timing)
+    main_thread_ns: dict[str, int] = field(default_factory=dict)  # profiled calls: the main thread's cpu/wait
+
+
+class CallProbe(Protocol):
+    """What an untimed profiled pass does right before "go" and right after "ran" (judge/profiling/).
+    Never given to a timed call: a probe's reads would land inside the call's bracket."""
+
+    def armed(self) -> None: ...
+
+    def ran(self, bracket_ns: int) -> None: ...
 
 
 class _Drain(threading.Thread):
@@ -130,6 +140,7 @@ class RunnerSession:
         deterministic: bool = False,
         startup_timeout_s: float = 120.0,
         call_guard: bool = True,
+        command_prefix: tuple[str, ...] = (),
     ) -> None:
         self.nonce = secrets.token_bytes(16)
         self._hello = {
@@ -154,6 +165,7 @@ class RunnerSession:
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes
         self._startup_timeout_s = startup_timeout_s
+        self._command_prefix = tuple(command_prefix)  # a profiler the child runs under (ncu, msprof op)
         self._binds = [Bind(workdir, workdir, writable=True), Bind(REPO_ROOT / "judge", REPO_ROOT / "judge"),
                        Bind(problem.root.parent, problem.root.parent)]
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
@@ -183,7 +195,7 @@ class RunnerSession:
         os.dup2(res_w, res_child, inheritable=True)
         os.close(cmd_r)
         os.close(res_w)
-        argv = [interpreter(), "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
+        argv = [*self._command_prefix, interpreter(), "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
                 "--result-fd", str(res_child)]
         try:
             self._proc = self._sandbox.popen(
@@ -264,6 +276,11 @@ class RunnerSession:
                 with contextlib.suppress(OSError, ValueError):
                     drain.stream.close()
 
+    @property
+    def process_id(self) -> int | None:
+        """The pid of the process the sandbox started (the runner child, or a sandbox's own above it)."""
+        return self._proc.pid if self._proc is not None and self._proc.returncode is None else None
+
     def output_text(self) -> str:
         """The kernel's own stdout and stderr up to the first private case, capped; never parsed
         for results. From the first private case on the child writes them to a file of the run
@@ -280,22 +297,29 @@ class RunnerSession:
             "params": case.params, "seed": case.seed, "flags": list(case.flags)}})
         self._expect("case", timeout_s)
 
-    def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
+    def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0,
+             probe: CallProbe | None = None) -> CallOutcome:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
-        own clock, until the child says "ran" (`bracket_ns`); then the child's report follows."""
+        own clock, until the child says "ran" (`bracket_ns`); then the child's report follows.
+        `probe` (untimed profiled passes only) runs right before "go" and right after "ran"."""
         self.kernel_calls += lib == "submission"
         asked = time.perf_counter_ns()
-        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms})
+        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms,
+                    **({"profile": True} if probe is not None else {})})
         message = self._expect(("armed", "call"), timeout_s)
         if message.header.get("op") == "call" and message.header.get("error") == "workspace":
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
                                late_writes=[], workspace_requested=int(message.header["requested"]))
         if message.header.get("op") != "armed":
             raise ProtocolViolation("the runner answered a call before it was armed")
+        if probe is not None:
+            probe.armed()
         started = time.perf_counter_ns()
         self._send({"op": "go"})
         self._expect("ran", timeout_s)
         bracket_ns = time.perf_counter_ns() - started
+        if probe is not None:
+            probe.ran(bracket_ns)
         report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
         self._output_specs = report.outputs
         return CallOutcome(
@@ -304,6 +328,7 @@ class RunnerSession:
             openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
             tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
             launches=report.launches,
+            main_thread_ns=report.main_thread_ns,
         )
 
     def empty_call(self, timeout_s: float) -> int:
