@@ -89,7 +89,8 @@ def test_ncu_runs_one_pass_under_its_prefix_and_its_csv_is_parsed(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[tuple[Any, Path]] = []
 
-    def ncu_prefix(kernel_regex: str | None, out_path: Path) -> list[str]:
+    def ncu_prefix(kernel_regex: str | None, out_path: Path, launch_count: int) -> list[str]:
+        assert launch_count == cuda_profile.LAUNCH_COUNT
         asked.append((kernel_regex, out_path))
         return ["ncu", "--csv", "--log-file", str(out_path)]
 
@@ -117,8 +118,26 @@ def test_msprof_op_runs_one_pass_with_its_launch_count(tmp_path: Path, monkeypat
     started: list[_Child] = []
     [section] = npu_profile.profile_case(_context(tmp_path, lambda child: None, started))
     assert started[0].prefix == ["/usr/local/Ascend/bin/msprof", "op"] and started[0].calls == 1
-    assert asked == [(None, run_folder(_context(tmp_path, None, [])) / "msprof", npu_profile.LAUNCH_COUNT)]
+    out_dir = run_folder(_context(tmp_path, None, [])) / "msprof"
+    assert asked == [(npu_profile.KERNEL_NAME, out_dir, npu_profile.LAUNCH_COUNT)]
     assert section.raw_name == str(asked[0][1])
+
+
+def test_the_cuda_seam_asks_ncu_for_every_kernel_of_the_call(tmp_path: Path) -> None:
+    from judge.tracks.cuda.ncu import ncu_prefix
+
+    argv = ncu_prefix(cuda_profile.KERNEL_REGEX, tmp_path / "ncu.csv", cuda_profile.LAUNCH_COUNT)
+    assert "--kernel-name" not in argv and str(tmp_path / "ncu.csv") in argv
+    assert argv[argv.index("--launch-count") + 1] == str(cuda_profile.LAUNCH_COUNT)
+
+
+def test_the_npu_seam_asks_msprof_op_for_a_name_it_accepts(tmp_path: Path) -> None:
+    """The seam's arguments through the real command builder (it refuses an empty kernel name)."""
+    from judge.tracks.npu.msprof_op import msprof_op_prefix
+
+    argv = msprof_op_prefix(npu_profile.KERNEL_NAME, tmp_path, npu_profile.LAUNCH_COUNT)
+    assert argv[:2] == ["msprof", "op"] and f"--launch-count={npu_profile.LAUNCH_COUNT}" in argv
+    assert f"--kernel-name={npu_profile.KERNEL_NAME}" in argv and f"--output={tmp_path}" in argv
 
 
 @pytest.mark.slow

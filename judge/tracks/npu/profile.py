@@ -13,7 +13,10 @@ from judge.profiling.context import ProfileContext
 from judge.profiling.device import one_at_a_time, one_profiled_pass, run_folder, tool_path
 
 TOOL = "msprof"
-KERNEL_NAME: str | None = None  # every kernel the submission launches in the profiled call
+# Every kernel the submission launches in the profiled call: msprof op matches names by prefix and
+# takes "*" as a wildcard (MindStudio msprof op guide, see docs/profiles.md); without a name it
+# profiles only the first kernel launched. Team kernels have names of their own choosing.
+KERNEL_NAME = "*"
 LAUNCH_COUNT = 8  # kernel launches profiled: a tiling kernel may launch a few per call
 
 
