@@ -30,6 +30,7 @@ import torch
 
 from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
 from judge.backends import Backend, CaseSet
+from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
@@ -145,7 +146,7 @@ class Child:
         self.workspace_limit = int(hello["workspace_limit_bytes"])
         self.generation_device = str(hello.get("generation_device", "cpu"))
         if hello.get("deterministic"):
-            torch.use_deterministic_algorithms(True, warn_only=True)  # as the worker does (pipeline)
+            set_deterministic(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()
@@ -172,10 +173,9 @@ class Child:
     def load_libraries(self) -> None:
         """Load the kernels' libraries, last: from here on, submission code may run. The worker is
         told first, so that a death before this point is the judge's (runtime, driver, sandbox)."""
-        # torch imports torch._dynamo (and its C extensions) the first time deterministic algorithms
-        # are switched; after the seal no new code may be mapped, so switch once here, to no effect.
-        torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled(),
-                                           warn_only=torch.is_deterministic_algorithms_warn_only_enabled())
+        # torch's public switch of deterministic algorithms imports torch._dynamo (and its C
+        # extensions) the first time; after the seal no new code may be mapped (judge/determinism.py).
+        prepare_before_seal()
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
         self.known_threads = _thread_ids()
@@ -218,11 +218,11 @@ class Child:
         baseline's child (which runs without them, so a vendor operator is timed as its users run
         it), since the worker checks the baseline's outputs too (judge/baseline_check.py)."""
         was = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        set_deterministic(True, warn_only=True)
         try:
             return make_inputs(self.module, case, seed, self.generation_device)
         finally:
-            torch.use_deterministic_algorithms(was, warn_only=True)
+            set_deterministic(was, warn_only=True)
 
     def call(self, lib: str, seed: int, recheck_ms: int) -> None:
         assert self.case is not None
