@@ -12,12 +12,11 @@ import time
 import uuid
 from pathlib import Path
 
-import torch
-
 from judge.backends import Backend, CaseSet, Isolation, Stage
 from judge.baseline_check import BaselineNames
 from judge.builds import BuiltKernels, build_kernels
 from judge.checker import OracleChecker, conduct
+from judge.determinism import set_deterministic
 from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
@@ -93,7 +92,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     problem, limits = request.problem, host.limits
     cases = problem.cases_for(request.backend, list(request.judged_sets))
     if track.deterministic_generation:  # the child does the same: both make every input
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        set_deterministic(True, warn_only=True)
     checker = OracleChecker(problem, _oracle_cache(host), generation_device=track.generation_device,
                             oracle_device=track.oracle_device, oracle_threads=limits.oracle_threads)
     run_dir = workdir / "run"

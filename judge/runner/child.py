@@ -30,6 +30,7 @@ import torch
 
 from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
 from judge.backends import Backend, CaseSet
+from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
@@ -50,14 +51,14 @@ def _thread_ids() -> set[str]:
     return set(os.listdir("/proc/self/task"))
 
 
-def _thread_cpu_ns() -> dict[str, int]:
-    """CPU time of each thread of this process but the calling one (schedstat: ns on a CPU)."""
+def _thread_cpu_ns() -> dict[str, tuple[int, int]]:
+    """(ns on a CPU, ns wanting one) of each thread of this process but the calling one (`schedstat`)."""
     own = str(threading.get_native_id())
     found = {}
     for tid in _thread_ids() - {own}:
         try:
             with open(f"/proc/self/task/{tid}/schedstat") as fh:
-                found[tid] = int(fh.read().split()[0])
+                found[tid] = schedstat(fh.read())
         except (OSError, ValueError, IndexError):
             continue
     return found
@@ -73,13 +74,33 @@ def _own_schedstat() -> tuple[int, int]:
         return 0, 0
 
 
-# A thread busy for more than this share of the late-write probe's sleep is working off the clock:
-# the runner is asleep and no kernel is running, and OpenMP's idle spin lasts a millisecond or so.
+def schedstat(text: str) -> tuple[int, int]:
+    """(ns the thread ran on a CPU, ns it ran or waited in a run queue for one), from the first two
+    fields of /proc/<pid>/task/<tid>/schedstat (proc(5)). The second is the time it wanted a CPU: a
+    thread that spins is runnable the whole window whatever the host's load, while on a loaded host
+    it runs for only part of it. Run time alone fell under the share there (CI at load 50 and more),
+    and a busy helper thread passed unseen."""
+    fields = text.split()
+    return int(fields[0]), int(fields[0]) + int(fields[1])
+
+
+# A thread that wanted a CPU for more than this share of the late-write probe's sleep, and ran for
+# more than BUSY_RUN_NS of it, is working off the clock: the runner is asleep and no kernel is
+# running. An OpenMP pool's idle spin lasts about 10 us (GOMP_SPINCOUNT, judge/pipeline.py); on a
+# loaded host such a thread may wait long in the run queue for that spin, but never runs 1 ms. A
+# thread spinning the whole window runs more than that up to a load of about 300 on two cores.
 BUSY_SHARE = 0.5
+BUSY_RUN_NS = 1_000_000
 
 
-def _busy_threads(before: dict[str, int], after: dict[str, int], window_ns: int) -> int:
-    return sum(1 for tid, ns in after.items() if ns - before.get(tid, ns) > BUSY_SHARE * window_ns)
+def count_busy_threads(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
+                       window_ns: int) -> int:
+    """Threads that were busy (above) between two readings of `_thread_cpu_ns`, `window_ns` apart."""
+    busy = 0
+    for tid, (ran, wanted) in after.items():
+        ran_before, wanted_before = before.get(tid, (ran, wanted))
+        busy += ran - ran_before > BUSY_RUN_NS and wanted - wanted_before > BUSY_SHARE * window_ns
+    return busy
 
 
 # The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
@@ -168,7 +189,7 @@ class Child:
         self.generation_device = str(hello.get("generation_device", "cpu"))
         self.call_guard = bool(hello.get("call_guard", True))  # judge/runner/guard.py; off only to measure it
         if hello.get("deterministic"):
-            torch.use_deterministic_algorithms(True, warn_only=True)  # as the worker does (pipeline)
+            set_deterministic(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
         self.calls_per_lib: dict[str, int] = {}
         self.known_threads: set[str] = set()
@@ -195,10 +216,9 @@ class Child:
     def load_libraries(self) -> None:
         """Load the kernels' libraries, last: from here on, submission code may run. The worker is
         told first, so that a death before this point is the judge's (runtime, driver, sandbox)."""
-        # torch imports torch._dynamo (and its C extensions) the first time deterministic algorithms
-        # are switched; after the seal no new code may be mapped, so switch once here, to no effect.
-        torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled(),
-                                           warn_only=torch.is_deterministic_algorithms_warn_only_enabled())
+        # torch's public switch of deterministic algorithms imports torch._dynamo (and its C
+        # extensions) the first time; after the seal no new code may be mapped (judge/determinism.py).
+        prepare_before_seal()
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
         self.known_threads = _thread_ids()
@@ -241,11 +261,11 @@ class Child:
         baseline's child (which runs without them, so a vendor operator is timed as its users run
         it), since the worker checks the baseline's outputs too (judge/baseline_check.py)."""
         was = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        set_deterministic(True, warn_only=True)
         try:
             return make_inputs(self.module, case, seed, self.generation_device)
         finally:
-            torch.use_deterministic_algorithms(was, warn_only=True)
+            set_deterministic(was, warn_only=True)
 
     def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False) -> None:
         assert self.case is not None
@@ -324,7 +344,7 @@ class Child:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
             cpu_before, slept = _thread_cpu_ns(), time.monotonic_ns()
             time.sleep(recheck_ms / 1000)
-            busy_threads = _busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
+            busy_threads = count_busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
             new_threads += len(appeared - _thread_ids())
         # Fingerprinted where `before` was: the CPU form (blake2b) and the device form (integer

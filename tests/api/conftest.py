@@ -5,6 +5,7 @@ OPJUDGE_TEST_POSTGRES_URL is set), settings, a movable clock, dispatchers, a see
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from judge.problem import load_problem
 
 START = datetime(2030, 5, 1, 8, 0, tzinfo=UTC)
 PROBLEMS = ("add_mul_relu", "sparse_flash_attention_grad")
+SECRETS = {"judge_secret": "judge-secret-for-tests-0123456789", "token_pepper": "token-pepper-for-tests-0123456789"}
 
 
 class Clock:
@@ -73,15 +75,63 @@ class DownDispatcher:
         raise DispatchUnavailable("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
 
-def _postgres_database() -> Iterator[str]:
+def _admin_dsn(base: str) -> str:
+    parts = urlsplit(base)
+    return urlunsplit(("postgresql", parts.netloc, parts.path or "/postgres", "", ""))
+
+
+def _migrate(url: str, folder: Path) -> None:
+    settings = Settings(database_url=url, judge_secret=SECRETS["judge_secret"], token_pepper=SECRETS["token_pepper"],
+                        work_root=folder / "work", cache_dir=folder / "cache")
+    db = Database(settings)
+    try:
+        upgrade_database(settings, database=db)
+    finally:
+        db.dispose()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per session; each test's database starts as a copy.
+    Every migration runs from an empty database here, once per dialect, and
+    test_setup.py::test_migrations_match_the_models_and_rerun_safely compares the result with the models."""
+    folder = tmp_path_factory.mktemp("migrated-sqlite")
+    path = folder / "template.db"
+    _migrate(f"sqlite:///{path}", folder)
+    leftovers = [p.name for p in folder.glob("template.db-*")]
+    assert not leftovers, f"SQLite left {leftovers} beside the template (a copy of the file alone would lose them)"
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The name of a PostgreSQL database migrated to head once per session, the template of each
+    test's database (CREATE DATABASE ... TEMPLATE copies it in a fraction of the migrations' time)."""
+    base = os.environ.get("OPJUDGE_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("set OPJUDGE_TEST_POSTGRES_URL")
+    parts = urlsplit(base)
+    name = f"opjudge_template_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(_admin_dsn(base), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        _migrate(urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, "")),
+                 tmp_path_factory.mktemp("migrated-postgres"))
+        yield name
+    finally:
+        with psycopg.connect(_admin_dsn(base), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _postgres_database(template: str) -> Iterator[str]:
     base = os.environ.get("OPJUDGE_TEST_POSTGRES_URL")
     if not base:
         pytest.skip("set OPJUDGE_TEST_POSTGRES_URL")
     parts = urlsplit(base)
     name = f"opjudge_test_{uuid.uuid4().hex[:12]}"
-    admin_dsn = urlunsplit(("postgresql", parts.netloc, parts.path or "/postgres", "", ""))
+    admin_dsn = _admin_dsn(base)
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     try:
         yield urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
     finally:
@@ -91,19 +141,22 @@ def _postgres_database() -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty database: a SQLite file, or a PostgreSQL database created and dropped here."""
+    """A fresh database of this test's own, at the newest migration: a copy of the session's
+    migrated SQLite file, or a PostgreSQL database created from the session's migrated template
+    and dropped here. `upgrade_database` on it is the no-op a restarted server runs."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'opjudge.db'}"
+        path = tmp_path / "opjudge.db"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+        yield f"sqlite:///{path}"
     else:
-        yield from _postgres_database()
+        yield from _postgres_database(request.getfixturevalue("migrated_postgres"))
 
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     return Settings(
         database_url=database_url,
-        judge_secret="judge-secret-for-tests-0123456789",
-        token_pepper="token-pepper-for-tests-0123456789",
+        **SECRETS,
         work_root=tmp_path / "work",
         cache_dir=tmp_path / "cache",
         db_pool_size=5,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,14 +24,13 @@ BASELINE = REPO / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.cpp"
 FIXTURES = REPO / "tests" / "submissions" / "add_mul_relu" / "cpu"
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> WorkerSettings:
+def _settings(database: Path, folder: Path) -> WorkerSettings:
     return WorkerSettings(
-        database_url=f"sqlite:///{tmp_path / 'opjudge.db'}",
+        database_url=f"sqlite:///{database}",
         judge_secret="judge-secret-for-worker-tests-0123",
         token_pepper="token-pepper-for-worker-tests-0123",
-        work_root=tmp_path / "work",
-        cache_dir=tmp_path / "cache",
+        work_root=folder / "work",
+        cache_dir=folder / "cache",
         min_interval_s=0,
         max_in_flight=20,
         run_case_sets="tests",
@@ -38,6 +38,23 @@ def settings(tmp_path: Path) -> WorkerSettings:
         max_attempts=2,
         dispatch_grace_s=0,
     )
+
+
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store migrated once per session (from empty: every migration runs here); each
+    test's store starts as a copy of it, and `ctx` still runs the (then no-op) upgrade a worker runs."""
+    folder = tmp_path_factory.mktemp("migrated-store")
+    upgrade_database(_settings(folder / "template.db", folder))
+    leftovers = [p.name for p in folder.glob("template.db-*")]
+    assert not leftovers, f"SQLite left {leftovers} beside the template (a copy of the file alone would lose them)"
+    return folder / "template.db"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, migrated_store: Path) -> WorkerSettings:
+    shutil.copyfile(migrated_store, tmp_path / "opjudge.db")
+    return _settings(tmp_path / "opjudge.db", tmp_path)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import ctypes
 import json
 import math
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,28 @@ from tests.judge.npu.conftest import HEADER
 DATA = Path(__file__).parent / "data"
 
 
+class ScriptedClock:
+    """The fake device's time: it moves only when a test's call says the call took so long, so the
+    figures are exact on any host (a real sleep stretched by a loaded host broke the bounds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def advance(self, seconds: float) -> int:
+        self.now += seconds
+        return 0
+
+
+CLOCK = ScriptedClock()
+
+
 class FakeEvent:
     def __init__(self, log: list[str]) -> None:
         self.log, self.at = log, 0.0
 
     def record(self) -> None:
         self.log.append("record")
-        self.at = time.perf_counter()
+        self.at = CLOCK.now
 
     def synchronize(self) -> None:
         self.log.append("event-sync")
@@ -137,11 +151,12 @@ def test_time_call_brackets_the_call_with_events_and_waits_for_it(runtime: NpuRu
 
     def call() -> int:
         api.log.append("call")
-        time.sleep(0.01)
+        CLOCK.advance(0.01)
         return 3
 
     rc, elapsed_ns = runtime.time_call(call)
-    assert rc == 3 and 9_000_000 < elapsed_ns < 500_000_000
+    assert runtime.overhead_ns == 0.0  # the empty calls took no scripted time
+    assert rc == 3 and elapsed_ns == pytest.approx(10_000_000, abs=1)
     # The task queue is off (runner_env), so no synchronise sits between the start event and the call
     # (its return would be timed); the device-wide one comes after the end event.
     assert api.log == ["sync", "record", "call", "record", "event-sync", "sync"]
@@ -153,8 +168,8 @@ def test_the_empty_calls_overhead_is_taken_off(monkeypatch: pytest.MonkeyPatch) 
     runtime = NpuRuntime(OPTIONS, api=fake)
     assert runtime.overhead_ns >= 0 and runtime.describe()["event_overhead_ns"] == f"{runtime.overhead_ns:.0f}"
     monkeypatch.setattr(runtime, "overhead_ns", 4_000_000.0)
-    _, elapsed_ns = runtime.time_call(lambda: time.sleep(0.01) or 0)  # type: ignore[func-returns-value]
-    assert 5_000_000 < elapsed_ns < 496_000_000  # 10 ms less the 4 ms overhead
+    _, elapsed_ns = runtime.time_call(lambda: CLOCK.advance(0.01))
+    assert elapsed_ns == pytest.approx(6_000_000, abs=1)  # 10 ms less the 4 ms overhead
     assert runtime.time_call(lambda: 0)[1] == 0  # never below zero
 
 
