@@ -32,6 +32,7 @@ from judge.profiling.perf_events import (
     CountersUnavailable,
     Event,
 )
+from judge.seeds import fresh_seed
 from judge.threadprofile import ThreadTime, busiest_process, busy_between, load_balance, task_time, thread_times
 
 TARGET_KERNEL_S = 0.1  # the kernel's wall time a profile adds up, at least MIN_CALLS calls
@@ -91,7 +92,7 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
     """The "threads" and "perf" sections of one case, from an untimed pass of the warm child."""
     session = ctx.session
     session.set_case(ctx.case, timeout_s=ctx.call_timeout_s)
-    session.call("submission", ctx.seed, timeout_s=ctx.call_timeout_s)  # the case's inputs, the pool awake
+    session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s)  # the pool awake
     root = session.process_id
     if root is None:
         return [unavailable("threads", "the runner had ended"), unavailable("perf", "the runner had ended")]
@@ -109,7 +110,9 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
         started = time.monotonic()
         while probe.calls < MAX_CALLS and (probe.calls < MIN_CALLS or (
                 probe.wall_ns < TARGET_KERNEL_S * 1e9 and time.monotonic() - started < ctx.budget_s)):
-            outcome = session.call("submission", ctx.seed, timeout_s=ctx.call_timeout_s, probe=probe)
+            # Fresh content every call, as in timing (judging.md): a kernel that caches by input
+            # must not see a repeat here either.
+            outcome = session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s, probe=probe)
             probe.settle(outcome.elapsed_ns, outcome.main_thread_ns)
         counts = counters.read().values if counters is not None else {}
     finally:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from judge.profiling.context import ProfileContext
+from judge.seeds import fresh_seed
 
 PROFILER_SLOWDOWN = 50  # a profiled call may take this many times the call time limit
 LOCK_DIR = Path("/tmp")
@@ -39,7 +40,7 @@ def one_profiled_pass(ctx: ProfileContext, prefix: list[str], *, calls: int = 1)
     with ctx.start_runner(prefix, run_folder(ctx)) as child:
         child.set_case(ctx.case, timeout_s=timeout_s)
         for _ in range(calls):
-            child.call("submission", ctx.seed, timeout_s=timeout_s)
+            child.call("submission", fresh_seed(), timeout_s=timeout_s)  # fresh content, as in timing
 
 
 @contextlib.contextmanager

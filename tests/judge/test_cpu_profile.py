@@ -184,3 +184,25 @@ def test_the_terminal_reports_show_each_case_and_tool() -> None:
     console.print(verdict_view({"runs": [run], "scored_run_id": 1}, width=80))
     text = console.export_text()
     assert "load balance 1.333 x" in text and "not available on this host: no PMU" in text, text
+
+
+def test_every_profiled_call_gets_fresh_inputs() -> None:
+    """The profile's calls draw a fresh seed each, like timed calls (a kernel caching by input,
+    exploit_cache_by_hash, saw repeats in the profile pass when it reused the case's seed)."""
+    from judge.profiling import cpu
+
+    seen: list[int] = []
+
+    class _Session:
+        process_id = None
+
+        def set_case(self, case: object, timeout_s: float) -> None:
+            pass
+
+        def call(self, lib: str, seed: int, **kwargs: object) -> None:
+            seen.append(seed)
+
+    ctx = type("Ctx", (), {"session": _Session(), "case": None, "call_timeout_s": 10.0, "seed": 7})()
+    sections = cpu.profile_case(ctx)  # type: ignore[arg-type]
+    assert [s.available for s in sections] == [False, False]  # the fake runner "had ended"
+    assert seen and 7 not in seen
