@@ -26,9 +26,13 @@ system-deps:
 run: system-deps venv
 	$(VENV)/bin/opjudge serve --host 127.0.0.1 --port 8000 --seed-demo --judge-baselines
 
+# pytest-xdist: one worker per core (TEST_WORKERS=0 runs in one process); the modules that start
+# services run whole on one worker (tests/conftest.py, ONE_WORKER_MODULES).
+TEST_WORKERS ?= auto
+
 test: system-deps venv
 	$(VENV)/bin/ruff check judge api workers tests bench problems
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # Builds the images, runs the compose stack and judges in it (bench/deploy_check.sh; needs Docker,
 # takes minutes; not part of `make test`).

@@ -16,6 +16,12 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+# Modules whose module-scoped fixtures start services or build many libraries: under pytest-xdist
+# each runs whole on one worker, so the start-up is paid once (the rest of the suite is spread
+# test by test).
+ONE_WORKER_MODULES = ("tests/e2e/", "tests/judge/cuda/test_kernels_on_cpu.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reasons: dict[str, str | None] = {
         "npu": None if _npu_available() else "needs an Ascend NPU host with CANN and torch_npu (none here)",
@@ -26,6 +32,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "redis": None if os.environ.get("OPJUDGE_TEST_REDIS_URL") else "set OPJUDGE_TEST_REDIS_URL",
     }
     for item in items:
+        module = item.path.relative_to(REPO_ROOT).as_posix() if item.path.is_relative_to(REPO_ROOT) else ""
+        if module.startswith(ONE_WORKER_MODULES):  # `make test` runs pytest-xdist with --dist loadgroup
+            item.add_marker(pytest.mark.xdist_group(module))
         for marker, reason in reasons.items():
             # get_closest_marker, not keywords: a folder named like a marker (tests/judge/npu) is no marker.
             if reason and item.get_closest_marker(marker) is not None:

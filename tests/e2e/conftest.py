@@ -3,7 +3,8 @@ a dedicated Redis database, and a small client for the API.
 
 PostgreSQL comes from OPJUDGE_TEST_POSTGRES_URL (a server with trust auth; each module
 creates and drops its own database), Redis from OPJUDGE_TEST_REDIS_URL (use a database
-number nothing else uses, e.g. redis://127.0.0.1:6379/15: it is flushed).
+number nothing else uses, e.g. redis://127.0.0.1:6379/15: it is flushed). Under pytest-xdist
+worker gwN takes the database N below that one (`worker_redis_url`).
 """
 
 from __future__ import annotations
@@ -57,14 +58,27 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     """The dedicated Redis database, flushed before and after the module."""
-    url = os.environ.get("OPJUDGE_TEST_REDIS_URL")
-    if not url:
+    base = os.environ.get("OPJUDGE_TEST_REDIS_URL")
+    if not base:
         pytest.skip("set OPJUDGE_TEST_REDIS_URL")
+    url = worker_redis_url(base, os.environ.get("PYTEST_XDIST_WORKER", ""))
     client = redis.Redis.from_url(url, socket_connect_timeout=5)
     client.flushdb()
     yield url
     client.flushdb()
     client.close()
+
+
+def worker_redis_url(base: str, worker: str) -> str:
+    """The Redis database of one pytest-xdist worker: gw0 takes the given database, gw1 the one
+    below it, and so on, so two workers never flush each other's queues (no worker: the given one)."""
+    parts = urlsplit(base)
+    number = int(parts.path.strip("/") or 0)
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    if index > number:
+        raise ValueError(f"OPJUDGE_TEST_REDIS_URL's database {number} leaves no database for xdist worker {worker}; "
+                         "give a higher one (e.g. /15)")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{number - index}", parts.query, parts.fragment))
 
 
 @pytest.fixture(scope="module")

@@ -85,3 +85,23 @@ def test_deterministic_in_seed(amr):
     case = _case("float32", n=257)
     assert torch.equal(amr.make_inputs(case, 5)["x"], amr.make_inputs(case, 5)["x"])
     assert not torch.equal(amr.make_inputs(case, 5)["x"], amr.make_inputs(case, 6)["x"])
+
+
+def test_the_worst_element_is_found_across_chunks(amr, monkeypatch):
+    """The check walks the output in chunks: the count is over all of them, the worst (the first of
+    equals) is named wherever it lies, and the allowed error is the largest bound of any chunk."""
+    case = _case("float32")
+    inputs = amr.make_inputs(case, seed=5)
+    truth = amr.oracle(case, inputs)
+    exact = _exact(inputs["x"], "float32")
+    wrong = exact.clone()
+    positive = [int(i) for i in torch.nonzero(exact > 0.5).flatten()]
+    small, worst, tie = positive[3], positive[-40], positive[-2]  # a mild error, then two equal worst ones
+    for index, ulps in ((small, 3), (worst, 9), (tie, 9)):
+        wrong[index] = exact[index] + ulps * amr.ulp(exact[index : index + 1], "float32")[0]
+    whole = amr.check(case, {"y": wrong}, truth, None)["y"]
+    monkeypatch.setattr(amr, "_CHUNK", 64)
+    chunked = amr.check(case, {"y": wrong}, truth, None)["y"]
+    assert chunked.reason.startswith("y: 3 elements off by more than 1 ulp")
+    assert f"worst at index {worst}:" in chunked.reason
+    assert chunked.reason == whole.reason and chunked.allowed_abs_err == whole.allowed_abs_err > 0

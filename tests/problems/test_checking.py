@@ -46,7 +46,7 @@ def test_chunked_equals_whole(monkeypatch):
     truth = torch.randn(1000, generator=gen, dtype=torch.float64)
     x = (truth + 1e-3 * torch.randn(1000, generator=gen, dtype=torch.float64)).to(torch.bfloat16)
     whole = error_stats(x, truth, floor=2.0**-8, rtol=2.0**-7, atol=2.0**-7)
-    monkeypatch.setattr(checking, "_CHUNK", 7)
+    monkeypatch.setattr(checking, "_CPU_CHUNK", 7)
     chunked = error_stats(x, truth, floor=2.0**-8, rtol=2.0**-7, atol=2.0**-7)
     for field in ("count", "nan", "inf", "max_abs_err", "mare", "within_mixed_tol", "max_abs_truth"):
         assert getattr(chunked, field) == getattr(whole, field), field
@@ -69,3 +69,41 @@ def test_the_first_nonfinite_element_is_named_and_nan_explained() -> None:
     assert "fills every output with NaN" in reason
     clean = error_stats(torch.zeros(3), torch.zeros(3, dtype=torch.float64), floor=0.0, rtol=0.0, atol=0.0)
     assert clean.first_nonfinite is None
+
+
+def _plain_error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: float, atol: float):
+    """The metrics written out the obvious way, in float64 over the whole tensor."""
+    xs, gs = x.reshape(-1).to(torch.float64), truth.reshape(-1).to(torch.float64)
+    finite = torch.isfinite(xs)
+    err = torch.where(finite, (xs - gs).abs(), torch.zeros_like(xs))
+    big = (gs.abs() >= floor) & finite
+    rel = (err / (gs.abs() + 1e-7))[big]
+    bad = (~finite).nonzero()
+    return {
+        "nan": int(torch.isnan(xs).sum()), "inf": int(torch.isinf(xs).sum()), "max_abs_err": float(err.max()),
+        "mere": float(rel.mean()) if rel.numel() else 0.0, "mare": float(rel.max()) if rel.numel() else 0.0,
+        "within_mixed_tol": float(((err <= atol + rtol * gs.abs()) & finite).sum()) / xs.numel(),
+        "max_abs_truth": float(gs.abs().max()), "first_nonfinite": int(bad[0, 0]) if bad.numel() else None,
+    }
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("spoil", [False, True])
+def test_the_metrics_equal_the_plain_formulas(monkeypatch, dtype: torch.dtype, spoil: bool) -> None:
+    """Every figure, over several chunks, with and without NaN/Inf in X and with |G| on both sides of the floor."""
+    import judge.checking as checking
+
+    monkeypatch.setattr(checking, "_CPU_CHUNK", 1000)
+    gen = torch.Generator().manual_seed(7)
+    truth = torch.randn(4500, generator=gen, dtype=torch.float64) * 3
+    x = (truth + torch.randn(4500, generator=gen, dtype=torch.float64) * 0.01).to(dtype)
+    if spoil:
+        x[[17, 1200, 3999]] = torch.tensor([float("nan"), float("inf"), -float("inf")], dtype=dtype)
+    got = error_stats(x, truth, floor=0.5, rtol=0.003, atol=0.002)
+    want = _plain_error_stats(x, truth, floor=0.5, rtol=0.003, atol=0.002)
+    for name, value in want.items():
+        if isinstance(value, float):
+            assert getattr(got, name) == pytest.approx(value, rel=1e-12, abs=0.0), name
+        else:
+            assert getattr(got, name) == value, name
+    assert got.count == 4500 and got.finite is (not spoil)
