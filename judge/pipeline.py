@@ -200,7 +200,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                     folder = workdir / "profile" / case.name
                     folder.mkdir(parents=True, exist_ok=True)
                     return ProfileContext(
-                        case=case, seed=_case_seed(request, case), session=session, threads=threads,
+                        case=case, session=session, threads=threads,
                         call_timeout_s=limits.call_time_limit_s, folder=folder,
                         budget_s=min(PROFILE_BUDGET_S, limits.case_time_budget_s),  # never more than timing
                         start_runner=lambda prefix, run_folder: runner("submission", built.submission, run_folder,

@@ -25,7 +25,6 @@ ProfileCase = Callable[["ProfileContext"], list[ProfileSection]]
 @dataclass
 class ProfileContext:
     case: Case
-    seed: int  # the seed the case was checked and timed with
     session: RunnerSession  # the submission's child, warm, after timing; its case may be changed
     threads: int  # the CPU threads the run was given (OMP_NUM_THREADS)
     call_timeout_s: float

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from judge.checking import error_stats, fmt, nonfinite_reason
+from judge.checking import chunk_elements, error_stats, fmt, nonfinite_reason
 from judge.problem import Case
 from judge.results import OutputCheck
 
@@ -24,7 +24,6 @@ _HERE = Path(__file__).resolve().parent
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Significand bits (with the implicit one) and the smallest subnormal, which is the ulp at 0.
 _PRECISION = {"float32": (24, 2.0**-149), "float16": (11, 2.0**-24), "bfloat16": (8, 2.0**-133)}
-_CHUNK = 1 << 16  # elements per step of the check
 
 
 @cache
@@ -89,11 +88,12 @@ def check(
         reasons.append(nonfinite_reason(stats.nan, stats.inf, first=stats.first_nonfinite, count=stats.count))
     bad, worst, worst_score, allowed = 0, 0, -1.0, 0.0
     # In chunks whose float64 temporaries stay in cache: a check runs between timed calls.
-    for start in range(0, x.numel(), _CHUNK):
-        exact = truth[start : start + _CHUNK].to(DTYPES[case.dtype]).to(torch.float64)  # the exactly rounded value
+    step = chunk_elements(x)
+    for start in range(0, x.numel(), step):
+        exact = truth[start : start + step].to(DTYPES[case.dtype]).to(torch.float64)  # the exactly rounded value
         bound = ulp(exact, case.dtype).mul_(tol["ulps"])
         allowed = max(allowed, float(bound.max()))
-        diff = (x[start : start + _CHUNK].to(torch.float64) - exact).abs_()
+        diff = (x[start : start + step].to(torch.float64) - exact).abs_()
         off = diff > bound  # False for NaN, which is counted above
         count = int(off.sum())
         if count:

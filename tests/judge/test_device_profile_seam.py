@@ -26,6 +26,7 @@ from judge.profiling import Metric, ProfileSection
 from judge.profiling import passes as profile_passes
 from judge.profiling.context import ProfileContext
 from judge.profiling.device import run_folder
+from judge.seeds import fresh_seed
 from judge.threadprofile import busiest_process
 from judge.toolchains.base import SourceFile
 from judge.tracks.cuda import profile as cuda_profile
@@ -62,7 +63,7 @@ def _context(tmp_path: Path, on_exit: Any, started: list[_Child]) -> ProfileCont
         started.append(_Child(prefix, folder, on_exit))
         return started[-1]
 
-    return ProfileContext(case=CASE, seed=7, session=None, threads=2, call_timeout_s=10.0,  # type: ignore[arg-type]
+    return ProfileContext(case=CASE, session=None, threads=2, call_timeout_s=10.0,  # type: ignore[arg-type]
                           budget_s=1.0, folder=tmp_path, start_runner=start)  # fmt: skip
 
 
@@ -149,7 +150,7 @@ def test_a_fresh_child_runs_a_public_case_under_a_command_prefix(tmp_path: Path,
     def under_env(ctx: ProfileContext) -> list[ProfileSection]:
         with ctx.start_runner(["/usr/bin/env", "OPJUDGE_UNDER_TOOL=1"], run_folder(ctx)) as child:
             child.set_case(ctx.case, timeout_s=ctx.call_timeout_s)
-            outcome = child.call("submission", ctx.seed, timeout_s=ctx.call_timeout_s)
+            outcome = child.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s)
             assert child.process_id is not None
             environ = Path(f"/proc/{busiest_process(child.process_id)}/environ").read_bytes()
         return [ProfileSection("env", True, metrics=(Metric("rc", outcome.rc),

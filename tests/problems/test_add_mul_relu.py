@@ -100,7 +100,9 @@ def test_the_worst_element_is_found_across_chunks(amr, monkeypatch):
     for index, ulps in ((small, 3), (worst, 9), (tie, 9)):
         wrong[index] = exact[index] + ulps * amr.ulp(exact[index : index + 1], "float32")[0]
     whole = amr.check(case, {"y": wrong}, truth, None)["y"]
-    monkeypatch.setattr(amr, "_CHUNK", 64)
+    import judge.checking
+
+    monkeypatch.setattr(judge.checking, "_CPU_CHUNK", 64)
     chunked = amr.check(case, {"y": wrong}, truth, None)["y"]
     assert chunked.reason.startswith("y: 3 elements off by more than 1 ulp")
     assert f"worst at index {worst}:" in chunked.reason
