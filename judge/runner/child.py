@@ -347,7 +347,7 @@ class Child:
             busy_threads = count_busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
             new_threads += len(appeared - _thread_ids())
-        # Fingerprinted where `before` was: the CPU form (blake2b) and the device form (integer
+        # Fingerprinted where `before` was: the CPU form (XXH3) and the device form (integer
         # reductions) of the same bytes differ, and a device needs no copy to the host.
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it

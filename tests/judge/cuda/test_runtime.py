@@ -231,7 +231,7 @@ def test_describe_and_peak(runtime: CudaRuntime) -> None:
 @pytest.mark.cuda
 def test_device_fingerprints_compare_like_with_like(runtime: CudaRuntime) -> None:
     """The device form (integer reductions) is stable and sees a one-bit change, but is not the CPU
-    form (blake2b) of the same bytes: the child must fingerprint before and after on one device."""
+    form (XXH3) of the same bytes: the child must fingerprint before and after on one device."""
     from judge.fingerprint import fingerprint
     from judge.problem import load_problem, make_inputs
 
