@@ -233,23 +233,13 @@ class CallRunner(Protocol):
 
     def empty_call(self, timeout_s: float) -> int: ...
 
-    def prepare(self, lib: str, seed: int) -> None: ...
-
-    def await_prepared(self, timeout_s: float) -> None: ...
-
-
-# The child's steps done before the call was asked for, when both children prepare a pair at once.
-PREPARE_PHASES = frozenset({"generate", "digest", "prepare"})
-
 
 def _profile(profile: dict[str, int], outcome: CallOutcome) -> None:
     """Add one call to the breakdown: the child's steps, and the worker's clock for the rest
-    (messages, the worker's waits). The steps of a call prepared ahead ran before the worker's
-    clock started: they are summed as the children spent them, and `prepare_wait` (in `pair`) is
-    the wall time the worker waited for both."""
+    (messages, the worker's waits)."""
     for name, ns in outcome.phases_ns.items():
         profile[name] = profile.get(name, 0) + ns
-    unaccounted = outcome.worker_ns - sum(ns for name, ns in outcome.phases_ns.items() if name not in PREPARE_PHASES)
+    unaccounted = outcome.worker_ns - sum(outcome.phases_ns.values())
     if outcome.worker_ns and outcome.phases_ns:
         profile["messages"] = profile.get("messages", 0) + max(0, unaccounted)
 
@@ -283,17 +273,8 @@ def time_case(
         # A B B A: alternating which goes first cancels any bias of call order.
         order = (SUBMISSION, BASELINE) if pairs_done % 2 == 0 else (BASELINE, SUBMISSION)
         pairs_done += 1
-        # Both children make their call ready at once (nothing is timed meanwhile), then each is
-        # timed in turn: the pair's untimed work takes the longer child's time, not the sum.
-        seeds = {lib: fresh_seed() for lib in order}
-        prepare_started = time.perf_counter_ns()
         for lib in order:
-            runners[lib].prepare(lib, seeds[lib])
-        for lib in order:
-            runners[lib].await_prepared(call_timeout_s)
-        profile["prepare_wait"] = profile.get("prepare_wait", 0) + time.perf_counter_ns() - prepare_started
-        for lib in order:
-            seed = seeds[lib]
+            seed = fresh_seed()
             probe = lib == SUBMISSION and late_probe.next()
             outcome = runners[lib].call(lib, seed, timeout_s=call_timeout_s,
                                         recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)

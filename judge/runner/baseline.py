@@ -61,14 +61,6 @@ class BaselineRunner:
         with self._judges_fault("set a case"):  # not its name: a private case's can say its sizes
             self.session.set_case(case, timeout_s)
 
-    def prepare(self, lib: str, seed: int) -> None:
-        with self._judges_fault("prepare a call"):
-            self.session.prepare(lib, seed)
-
-    def await_prepared(self, timeout_s: float) -> None:
-        with self._judges_fault("prepare a call"):
-            self.session.await_prepared(timeout_s)
-
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
         with self._judges_fault("run a call"):
             return self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)

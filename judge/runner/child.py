@@ -1,10 +1,9 @@
 """The runner child: loads the built libraries and calls `kernel_run` on command.
 
 It runs inside the sandbox and holds no oracle data: it generates each call's
-inputs from the seed the worker sends for that call (the worker has both children
-of a pair prepare at once, before either is timed), poisons outputs and workspace,
-times the call on the backend's clock, and sends back the raw outputs with digests
-of the inputs taken before and after the call. Every
+inputs from the seed the worker sends just before the call, poisons outputs
+and workspace, times the call on the backend's clock, and sends back the raw
+outputs with digests of the inputs taken before and after the call. Every
 decision (which calls are checked, what passes) is made by the worker.
 Right after loading the libraries it seals itself (judge/sandbox/seal.py): from then on a
 new signal action, executable memory, a file opened for writing or a new seccomp filter
@@ -21,9 +20,9 @@ import math
 import os
 import select
 import sys
+import threading
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,6 @@ from judge.runner.fpenv import FloatingPointGuard
 from judge.runner.guard import CallGuard, PageTouch, spans
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
-from judge.runner.threads import count_busy_threads, own_schedstat, thread_cpu_ns, thread_ids
 from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
 
@@ -47,6 +45,62 @@ _LIBC = ctypes.CDLL(None)  # this process's C library, for fflush(NULL) of the k
 
 def _raw(tensor: torch.Tensor) -> bytes:
     return bytes(tensor.contiguous().view(torch.uint8).numpy())
+
+
+def _thread_ids() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
+
+
+def _thread_cpu_ns() -> dict[str, tuple[int, int]]:
+    """(ns on a CPU, ns wanting one) of each thread of this process but the calling one (`schedstat`)."""
+    own = str(threading.get_native_id())
+    found = {}
+    for tid in _thread_ids() - {own}:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as fh:
+                found[tid] = schedstat(fh.read())
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _own_schedstat() -> tuple[int, int]:
+    """The calling thread's ns on a CPU and ns runnable but waiting for one (profiled calls only)."""
+    try:
+        with open("/proc/thread-self/schedstat") as fh:
+            on_cpu, waiting = fh.read().split()[:2]
+        return int(on_cpu), int(waiting)
+    except (OSError, ValueError):
+        return 0, 0
+
+
+def schedstat(text: str) -> tuple[int, int]:
+    """(ns the thread ran on a CPU, ns it ran or waited in a run queue for one), from the first two
+    fields of /proc/<pid>/task/<tid>/schedstat (proc(5)). The second is the time it wanted a CPU: a
+    thread that spins is runnable the whole window whatever the host's load, while on a loaded host
+    it runs for only part of it. Run time alone fell under the share there (CI at load 50 and more),
+    and a busy helper thread passed unseen."""
+    fields = text.split()
+    return int(fields[0]), int(fields[0]) + int(fields[1])
+
+
+# A thread that wanted a CPU for more than this share of the late-write probe's sleep, and ran for
+# more than BUSY_RUN_NS of it, is working off the clock: the runner is asleep and no kernel is
+# running. An OpenMP pool's idle spin lasts about 10 us (GOMP_SPINCOUNT, judge/pipeline.py); on a
+# loaded host such a thread may wait long in the run queue for that spin, but never runs 1 ms. A
+# thread spinning the whole window runs more than that up to a load of about 300 on two cores.
+BUSY_SHARE = 0.5
+BUSY_RUN_NS = 1_000_000
+
+
+def count_busy_threads(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
+                       window_ns: int) -> int:
+    """Threads that were busy (above) between two readings of `_thread_cpu_ns`, `window_ns` apart."""
+    busy = 0
+    for tid, (ran, wanted) in after.items():
+        ran_before, wanted_before = before.get(tid, (ran, wanted))
+        busy += ran - ran_before > BUSY_RUN_NS and wanted - wanted_before > BUSY_SHARE * window_ns
+    return busy
 
 
 # The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
@@ -73,22 +127,6 @@ class _Phases:
         now = time.perf_counter_ns()
         self.laps[name] = self.laps.get(name, 0) + now - self._last
         self._last = now
-
-
-@dataclass
-class PreparedCall:
-    """One call made ready (`Child.prepare`): what the call and its report need."""
-
-    lib: str
-    seed: int
-    tensors: dict[str, torch.Tensor]  # the inputs as made, for the digests after the call
-    before: dict[str, str]  # their digests before the call
-    device_inputs: dict[str, torch.Tensor]  # the copies the kernel gets
-    outputs: dict[str, torch.Tensor]  # poisoned
-    invoke: Any  # the call itself; None when the workspace asked for was refused
-    vendor: Any  # the vendor operator timed instead of a library, if any
-    refused: int  # the workspace bytes asked for, when refused
-    laps: dict[str, int]  # generate, digest, prepare
 
 
 class LibraryLoadError(Exception):
@@ -157,7 +195,6 @@ class Child:
         self.known_threads: set[str] = set()
         self.recent_threads: set[str] = set()  # appeared around a call; must never end
         self.pending: dict[str, torch.Tensor] = {}
-        self.ahead: PreparedCall | None = None  # the next call, prepared before it was asked for
         self.last_outputs: dict[str, torch.Tensor] = {}  # the pages an empty call reads (`empty_call`)
         # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
         # here when the first private case is set (see `_withhold_output`).
@@ -184,7 +221,7 @@ class Child:
         prepare_before_seal()
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
-        self.known_threads = thread_ids()
+        self.known_threads = _thread_ids()
         seal_runner(self.runtime_rules)  # before any of their functions runs (judge/sandbox/seal.py)
 
     def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
@@ -201,7 +238,6 @@ class Child:
             flags=tuple(raw["flags"]),
         )
         self.workspace_wanted = {}
-        self.ahead = None  # prepared for the last case
         if self.case.case_set is CaseSet.PRIVATE:
             self._withhold_output()
         self.send({"op": "case", "name": self.case.name})
@@ -231,13 +267,10 @@ class Child:
         finally:
             set_deterministic(was, warn_only=True)
 
-    def prepare(self, lib: str, seed: int) -> PreparedCall:
-        """Everything a call needs before its flush: inputs made from `seed`, their digests, the
-        copies at fresh addresses, poisoned outputs, the packed arguments. Untimed: the worker has
-        both children prepare their calls of a pair at once ("prepare"), then times one after the
-        other; a call that was not prepared ahead is prepared when it is asked for."""
+    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
+        self.pending = {}
         phases = _Phases()
         inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
@@ -253,37 +286,17 @@ class Child:
         }
         scalars.update(dtype=DTYPE_CODES[case.dtype], workspace_bytes=0)
         vendor = self.vendor if lib == "baseline" else None
-        invoke: Any = None
-        refused = -1
         if vendor is not None and vendor.unsupported_reason(case.params, case.dtype, case.flags) is None:
-            prepared_args = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
+            prepared = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
 
             def invoke() -> int:
-                return int(vendor.run(prepared_args))
+                return int(vendor.run(prepared))
         else:
             vendor = None
-            invoke, refused = self._library_call(lib, device_inputs, outputs, scalars)
+            invoke = self._library_call(lib, device_inputs, outputs, scalars)
+            if invoke is None:
+                return
         phases.lap("prepare")
-        return PreparedCall(lib=lib, seed=seed, tensors=tensors, before=before, device_inputs=device_inputs,
-                            outputs=outputs, invoke=invoke, vendor=vendor, refused=refused, laps=phases.laps)
-
-    def prepare_ahead(self, lib: str, seed: int) -> None:
-        self.ahead = self.prepare(lib, seed)
-        self.send({"op": "prepared"})
-
-    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False) -> None:
-        assert self.case is not None
-        runtime = self.runtime
-        self.pending = {}
-        ahead, self.ahead = self.ahead, None
-        ready = ahead if ahead is not None and (ahead.lib, ahead.seed) == (lib, seed) else self.prepare(lib, seed)
-        if ready.invoke is None:  # the workspace asked for was refused: the call ends here
-            self.send({"op": "call", "error": "workspace", "requested": ready.refused})
-            return
-        tensors, before, device_inputs = ready.tensors, ready.before, ready.device_inputs
-        outputs, invoke, vendor = ready.outputs, ready.invoke, ready.vendor
-        phases = _Phases()
-        phases.laps.update(ready.laps)
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
@@ -295,7 +308,7 @@ class Child:
         self._wait_for_go()
         # Only in the profiled pass after timing (judge/profiling/cpu.py): this thread's own CPU and
         # run-queue time around kernel_run, which the worker cannot tell from the runner's work.
-        main_before = own_schedstat() if profile else (0, 0)
+        main_before = _own_schedstat() if profile else (0, 0)
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
             touch.read()  # on the clock: work a fault handler defers to the first read is timed (guard.py)
@@ -304,7 +317,7 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
-        main_after = own_schedstat() if profile else (0, 0)
+        main_after = _own_schedstat() if profile else (0, 0)
         launches = runtime.last_launches()  # None unless the clock counts them (the NPU's device timing)
         if launches is not None:
             _check_launches(lib, launches, runtime.launch_limit(), int(rc))
@@ -315,7 +328,7 @@ class Child:
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
-        threads = thread_ids()
+        threads = _thread_ids()
         count = self.calls_per_lib[lib] = self.calls_per_lib.get(lib, 0) + 1
         # An OpenMP pool is made on the first calls and then reused, never ended. So a
         # thread that appears after the second call, or that appeared and has since
@@ -329,11 +342,11 @@ class Child:
         busy_threads = 0
         if recheck_ms > 0:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
-            cpu_before, slept = thread_cpu_ns(), time.monotonic_ns()
+            cpu_before, slept = _thread_cpu_ns(), time.monotonic_ns()
             time.sleep(recheck_ms / 1000)
-            busy_threads = count_busy_threads(cpu_before, thread_cpu_ns(), time.monotonic_ns() - slept)
+            busy_threads = count_busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
-            new_threads += len(appeared - thread_ids())
+            new_threads += len(appeared - _thread_ids())
         # Fingerprinted where `before` was: the CPU form (XXH3) and the device form (integer
         # reductions) of the same bytes differ, and a device needs no copy to the host.
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
@@ -381,9 +394,8 @@ class Child:
             raise RuntimeError(f"expected the worker's go, got {command!r}")
 
     def _library_call(self, lib: str, device_inputs: dict[str, torch.Tensor],
-                      outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> tuple[Any, int]:
-        """kernel_args packed for this call and the workspace given: (the call, -1), or (None, the bytes
-        asked for) when the request was refused."""
+                      outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:
+        """kernel_args packed for this call and the workspace given; None when the request was refused."""
         kernel = self.kernels[lib]
         pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
         pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
@@ -393,7 +405,8 @@ class Child:
         if kernel.workspace_bytes is not None:
             wanted = self._workspace_request(lib, scalars)
             if wanted < 0 or wanted > self.workspace_limit:
-                return None, wanted
+                self.send({"op": "call", "error": "workspace", "requested": wanted})
+                return None
             if wanted:
                 workspace = self.runtime.garbage(wanted)
                 args.workspace = workspace.data_ptr()
@@ -402,7 +415,7 @@ class Child:
         def invoke(_workspace: Any = workspace) -> int:  # the default keeps the workspace alive
             return int(kernel.run(ctypes.byref(args)))
 
-        return invoke, -1
+        return invoke
 
     def _workspace_request(self, lib: str, scalars: dict[str, float | int]) -> int:
         """kernel_workspace_bytes for the case, asked once per case and library with every pointer
@@ -450,8 +463,6 @@ def main() -> None:
             command = json.loads(line)
             if command["op"] == "case":
                 child.set_case(command["case"])
-            elif command["op"] == "prepare":
-                child.prepare_ahead(command["lib"], int(command["seed"]))
             elif command["op"] == "call":
                 child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)),
                            bool(command.get("profile", False)))

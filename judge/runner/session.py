@@ -297,15 +297,6 @@ class RunnerSession:
             "params": case.params, "seed": case.seed, "flags": list(case.flags)}})
         self._expect("case", timeout_s)
 
-    def prepare(self, lib: str, seed: int) -> None:
-        """Have the child make the call for `seed` ready (inputs, digests, copies, poisoned outputs)
-        without waiting: the worker asks both children of a pair at once, then `await_prepared`
-        on each. A `call` for another seed, or with nothing prepared, prepares inline."""
-        self._send({"op": "prepare", "lib": lib, "seed": seed})
-
-    def await_prepared(self, timeout_s: float) -> None:
-        self._expect("prepared", timeout_s)
-
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0,
              probe: CallProbe | None = None) -> CallOutcome:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from judge.runner.threads import BUSY_RUN_NS, count_busy_threads, schedstat
+from judge.runner.child import BUSY_RUN_NS, count_busy_threads, schedstat
 
 MS = 1_000_000
 WINDOW = 150 * MS  # the correctness calls' late-write probe (pipeline.CORRECTNESS_LATE_PROBE_MS)

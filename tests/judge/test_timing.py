@@ -54,59 +54,22 @@ def test_sampler_with_extra_checks_keeps_one_per_block_and_adds_others():
 class _ScriptedSession:
     """Stands in for the runner child: every call succeeds at a fixed time."""
 
-    def __init__(self, log: list[tuple[str, str, int]] | None = None) -> None:
+    def __init__(self) -> None:
         self.calls: list[str] = []
-        self.log = [] if log is None else log  # (what, lib, seed), in order, shared by both children
-        self.prepared: int | None = None
 
     def set_case(self, case, timeout_s):
         pass
-
-    def prepare(self, lib, seed):
-        self.log.append(("prepare", lib, seed))
-
-    def await_prepared(self, timeout_s):
-        self.log.append(("prepared", "", 0))
 
     def call(self, lib, seed, *, timeout_s, recheck_ms=0):
         from judge.runner.session import CallOutcome
 
         self.calls.append(lib)
-        self.log.append(("call", lib, seed))
         return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=0, late_writes=[])
 
 
 def _scripted_pair() -> tuple[_ScriptedSession, _ScriptedSession]:
     """The submission's and the baseline's children."""
     return _ScriptedSession(), _ScriptedSession()
-
-
-def test_both_children_prepare_their_calls_before_either_is_timed():
-    """Each pair: both children are asked to prepare (with the seeds then called) and both have
-    answered before the first call of the pair; no call is ever timed while the other prepares."""
-    from judge.backends import CaseSet
-    from judge.checker import CallCheck
-    from judge.limits import Limits
-    from judge.problem import Case
-    from judge.timing import time_case
-    from judge.verdict import Verdict
-
-    log: list[tuple[str, str, int]] = []
-    submission, baseline = _ScriptedSession(log), _ScriptedSession(log)
-    case = Case(name="b", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
-    limits = Limits(min_timed_calls=10, max_timed_calls=10, min_warmup_calls=1, min_warmup_s=0.0,
-                    case_time_budget_s=5.0, target_sem_ratio=0.0)
-    time_case(submission, baseline, case, limits=limits, verify=lambda c, s, o: CallCheck(Verdict.AC, ""),
-              call_timeout_s=1.0)
-    pairs = [log[i : i + 6] for i in range(0, len(log), 6)]
-    assert len(pairs) == 11 and sum(map(len, pairs)) == len(log)  # one warm-up pair, ten timed
-    for pair in pairs:
-        assert [what for what, _, _ in pair] == ["prepare", "prepare", "prepared", "prepared", "call", "call"]
-        prepared = {(lib, seed) for what, lib, seed in pair if what == "prepare"}
-        assert {(lib, seed) for what, lib, seed in pair if what == "call"} == prepared
-        assert {lib for lib, _ in prepared} == {"submission", "baseline"}
-    seeds = [seed for what, _, seed in log if what == "call"]
-    assert len(set(seeds)) == len(seeds)  # fresh content every call
 
 
 def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
@@ -237,12 +200,6 @@ class _BracketedSession:
         jitter = 1_000 * (self.calls % 3)
         return CallOutcome(rc=0, elapsed_ns=self.child_ns, digest_before={}, digest_after={}, new_threads=0,
                            late_writes=[], bracket_ns=self.call_ns + self.overhead_ns + jitter)
-
-    def prepare(self, lib, seed):
-        pass
-
-    def await_prepared(self, timeout_s):
-        pass
 
     def empty_call(self, timeout_s):
         self.empties += 1
