@@ -305,7 +305,7 @@ class Child:
         # host memory (a device's are read through its driver, and its runtime may set handlers lazily).
         guard = CallGuard() if self.call_guard and lib == "submission" and spans(outputs) else None
         phases.lap("flush")
-        self._wait_for_go()
+        ran = self._wait_for_go()
         # Only in the profiled pass after timing (judge/profiling/cpu.py): this thread's own CPU and
         # run-queue time around kernel_run, which the worker cannot tell from the runner's work.
         main_before = _own_schedstat() if profile else (0, 0)
@@ -321,7 +321,7 @@ class Child:
         launches = runtime.last_launches()  # None unless the clock counts them (the NPU's device timing)
         if launches is not None:
             _check_launches(lib, launches, runtime.launch_limit(), int(rc))
-        self.send({"op": "ran"})  # at once: the worker's clock stops here
+        self.send_ready(ran)  # at once: the worker's clock stops when it arrives
         phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
         tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
@@ -377,21 +377,29 @@ class Child:
         """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
         clock around it is this child's message overhead, which timing.py takes off every call."""
         touch = PageTouch(self.last_outputs if self.call_guard else {})
-        self._wait_for_go()
+        ran = self._wait_for_go()
         self.runtime.time_call(lambda: 0)
         touch.read()
-        self.send({"op": "ran"})
+        self.send_ready(ran)
 
-    def _wait_for_go(self) -> None:
-        """Say the call is ready and wait for the worker's go. The worker times go -> ran on its own
-        clock, out of every kernel's reach: that bracket, less this child's overhead, is the call's
-        time on the CPU track (judge/timing.py). The child polls for the go a moment before it
-        blocks, so that waking up from a blocked read is not inside the bracket."""
+    def _wait_for_go(self) -> bytes:
+        """Say the call is ready and wait for the worker's go; the "ran" message that ends the call,
+        made now (one write, no encoding on the clock: `send_ready`). The worker times go -> ran on
+        its own clock, out of every kernel's reach: that bracket, less this child's overhead, is
+        the call's time on the CPU track (judge/timing.py). The child polls for the go a moment
+        before it blocks, so that waking up from a blocked read is not inside the bracket."""
         self.send({"op": "armed"})
+        ran = b"".join(encode_message(self.nonce, self.seq, {"op": "ran"}, {}))
         _poll_briefly(self.commands.fileno(), GO_SPIN_S)
         command = json.loads(self.commands.readline() or "{}")
         if command.get("op") != "go":
             raise RuntimeError(f"expected the worker's go, got {command!r}")
+        return ran
+
+    def send_ready(self, message: bytes) -> None:
+        """Write a message made ahead by `_wait_for_go` (the next in sequence) in one write."""
+        write_frames(self.result_fd, [message])
+        self.seq += 1
 
     def _library_call(self, lib: str, device_inputs: dict[str, torch.Tensor],
                       outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:

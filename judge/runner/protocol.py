@@ -89,6 +89,12 @@ class MessageReader:
         self._expected_seq += 1
         return Message(seq=seq, header=header, blobs=blobs)
 
+    def wait(self, timeout_s: float) -> None:
+        """Return once the channel has bytes to read (or is closed: the next `read` says which)."""
+        ready, _, _ = select.select([self._fd], [], [], max(0.0, timeout_s))
+        if not ready:
+            raise ChannelTimeout("no result before the deadline")
+
     def _read_exact(self, size: int, deadline: float) -> bytes:
         chunks = bytearray()
         while len(chunks) < size:

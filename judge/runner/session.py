@@ -316,8 +316,9 @@ class RunnerSession:
             probe.armed()
         started = time.perf_counter_ns()
         self._send({"op": "go"})
-        self._expect("ran", timeout_s)
+        self._await_ran(timeout_s)
         bracket_ns = time.perf_counter_ns() - started
+        self._expect("ran", timeout_s)
         if probe is not None:
             probe.ran(bracket_ns)
         report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
@@ -338,8 +339,21 @@ class RunnerSession:
         self._expect("armed", timeout_s)
         started = time.perf_counter_ns()
         self._send({"op": "go"})
+        self._await_ran(timeout_s)
+        bracket_ns = time.perf_counter_ns() - started
         self._expect("ran", timeout_s)
-        return time.perf_counter_ns() - started
+        return bracket_ns
+
+    def _await_ran(self, timeout_s: float) -> None:
+        """Return as soon as the child's next message starts to arrive: after "go" the only one an
+        honest child sends is "ran", made ahead and written at once, so the worker's clock stops on
+        its first bytes, not after reading and parsing it. The message is then read and checked
+        (`_expect`): anything else (bytes a kernel wrote early, a forged frame) is the protocol
+        violation it always was."""
+        try:
+            self._reader.wait(timeout_s)
+        except ChannelTimeout:
+            self._died(f"no answer within {timeout_s:.1f} s", timed_out=True)
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
         """The outputs of the last submission call; asked for only when the worker checks that call."""

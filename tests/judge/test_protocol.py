@@ -66,3 +66,26 @@ def test_timeout_and_close(pipe):
     os.close(w)
     with pytest.raises(ChannelClosed):
         reader.read(1.0)
+
+
+def test_wait_returns_on_the_first_bytes_and_times_out_on_none(pipe):
+    """The worker's clock stops on the first bytes of "ran" (RunnerSession._await_ran); the
+    message is then read and checked as a whole."""
+    r, w = pipe
+    reader = MessageReader(r, NONCE)
+    with pytest.raises(ChannelTimeout):
+        reader.wait(0.01)
+    frames = encode_message(NONCE, 0, {"op": "ran"}, {})
+    os.write(w, frames[0][:3])  # a partial frame is enough to stop the clock
+    reader.wait(0.01)
+    os.write(w, b"".join(frames)[3:])
+    assert reader.read(1.0).header == {"op": "ran"}
+
+
+def test_bytes_sprayed_before_ran_stop_the_wait_but_fail_the_read(pipe):
+    r, w = pipe
+    reader = MessageReader(r, NONCE)
+    os.write(w, b"\x00" * 64)
+    reader.wait(0.01)
+    with pytest.raises(ProtocolViolation):
+        reader.read(1.0)
