@@ -13,7 +13,7 @@ _CHUNK = 1 << 24  # elements per reduction step on a device: bounded scratch mem
 def fingerprint(tensor: torch.Tensor) -> str:
     """XXH3-128 of the bytes on the CPU; on a device, three int64 reductions of the raw words.
 
-    Neither form is a cryptographic hash, and needs be: the oracle always regenerates inputs
+    Neither form is a cryptographic hash, and neither needs to be: the oracle always regenerates inputs
     itself, so a forged fingerprint cannot make a wrong output pass; it only decides whether "the
     kernel changed its input" is reported. Every timed call fingerprints its inputs twice, inside
     the timing budget: XXH3 reads a few MiB in well under a millisecond where blake2b took 3-4 ms
