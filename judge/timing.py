@@ -11,9 +11,9 @@ says nothing sure about the next calls. Only timed calls count towards the spec'
 (at least 1 in 4 and at least 3 per case): timing goes on until they reach it.
 
 On the CPU track (`host_clock`) a call's time is the worker's own clock around it (go -> the first
-bytes of ran, the child reads every output page inside it) less that child's message overhead, measured by an empty
-call after every timed pair: nothing in the child's address space, which the kernel can reach,
-decides a time. The child's own reading is kept only as a diagnostic (`Series.timer_gap_ns`).
+bytes of ran, the child reads every output page inside it) less that child's message overhead,
+measured by an empty call after every timed pair: nothing in the child's address space, which the
+kernel can reach, decides a time. The child's own reading is kept only as a diagnostic (`Series.timer_gap_ns`).
 """
 
 from __future__ import annotations

@@ -314,11 +314,7 @@ class RunnerSession:
             raise ProtocolViolation("the runner answered a call before it was armed")
         if probe is not None:
             probe.armed()
-        started = time.perf_counter_ns()
-        self._send({"op": "go"})
-        self._await_ran(timeout_s)
-        bracket_ns = time.perf_counter_ns() - started
-        self._expect("ran", timeout_s)
+        bracket_ns = self._go_and_time(timeout_s)
         if probe is not None:
             probe.ran(bracket_ns)
         report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
@@ -337,23 +333,23 @@ class RunnerSession:
         message overhead, taken off the bracket of every call (judge/timing.py)."""
         self._send({"op": "empty"})
         self._expect("armed", timeout_s)
+        return self._go_and_time(timeout_s)
+
+    def _go_and_time(self, timeout_s: float) -> int:
+        """Say "go" to an armed child and return the worker's clock from there to the first bytes of
+        the child's next message: after "go" the only one an honest child sends is "ran", made
+        ahead and written at once, so the clock does not hold its reading and parsing. The message
+        is then read and checked (`_expect`): anything else (bytes a kernel wrote early, a forged
+        frame) is the protocol violation it always was."""
         started = time.perf_counter_ns()
         self._send({"op": "go"})
-        self._await_ran(timeout_s)
-        bracket_ns = time.perf_counter_ns() - started
-        self._expect("ran", timeout_s)
-        return bracket_ns
-
-    def _await_ran(self, timeout_s: float) -> None:
-        """Return as soon as the child's next message starts to arrive: after "go" the only one an
-        honest child sends is "ran", made ahead and written at once, so the worker's clock stops on
-        its first bytes, not after reading and parsing it. The message is then read and checked
-        (`_expect`): anything else (bytes a kernel wrote early, a forged frame) is the protocol
-        violation it always was."""
         try:
             self._reader.wait(timeout_s)
         except ChannelTimeout:
             self._died(f"no answer within {timeout_s:.1f} s", timed_out=True)
+        bracket_ns = time.perf_counter_ns() - started
+        self._expect("ran", timeout_s)
+        return bracket_ns
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
         """The outputs of the last submission call; asked for only when the worker checks that call."""

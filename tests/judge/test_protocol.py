@@ -69,7 +69,7 @@ def test_timeout_and_close(pipe):
 
 
 def test_wait_returns_on_the_first_bytes_and_times_out_on_none(pipe):
-    """The worker's clock stops on the first bytes of "ran" (RunnerSession._await_ran); the
+    """The worker's clock stops on the first bytes of "ran" (RunnerSession._go_and_time); the
     message is then read and checked as a whole."""
     r, w = pipe
     reader = MessageReader(r, NONCE)
