@@ -20,7 +20,6 @@ import math
 import os
 import select
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -35,8 +34,10 @@ from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner.fpenv import FloatingPointGuard
 from judge.runner.guard import CallGuard, PageTouch, spans
+from judge.runner.kernel import Kernel, KernelFault, LibraryLoadError, check_launches
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
+from judge.runner.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns, thread_ids
 from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
 
@@ -45,62 +46,6 @@ _LIBC = ctypes.CDLL(None)  # this process's C library, for fflush(NULL) of the k
 
 def _raw(tensor: torch.Tensor) -> bytes:
     return bytes(tensor.contiguous().view(torch.uint8).numpy())
-
-
-def _thread_ids() -> set[str]:
-    return set(os.listdir("/proc/self/task"))
-
-
-def _thread_cpu_ns() -> dict[str, tuple[int, int]]:
-    """(ns on a CPU, ns wanting one) of each thread of this process but the calling one (`schedstat`)."""
-    own = str(threading.get_native_id())
-    found = {}
-    for tid in _thread_ids() - {own}:
-        try:
-            with open(f"/proc/self/task/{tid}/schedstat") as fh:
-                found[tid] = schedstat(fh.read())
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def _own_schedstat() -> tuple[int, int]:
-    """The calling thread's ns on a CPU and ns runnable but waiting for one (profiled calls only)."""
-    try:
-        with open("/proc/thread-self/schedstat") as fh:
-            on_cpu, waiting = fh.read().split()[:2]
-        return int(on_cpu), int(waiting)
-    except (OSError, ValueError):
-        return 0, 0
-
-
-def schedstat(text: str) -> tuple[int, int]:
-    """(ns the thread ran on a CPU, ns it ran or waited in a run queue for one), from the first two
-    fields of /proc/<pid>/task/<tid>/schedstat (proc(5)). The second is the time it wanted a CPU: a
-    thread that spins is runnable the whole window whatever the host's load, while on a loaded host
-    it runs for only part of it. Run time alone fell under the share there (CI at load 50 and more),
-    and a busy helper thread passed unseen."""
-    fields = text.split()
-    return int(fields[0]), int(fields[0]) + int(fields[1])
-
-
-# A thread that wanted a CPU for more than this share of the late-write probe's sleep, and ran for
-# more than BUSY_RUN_NS of it, is working off the clock: the runner is asleep and no kernel is
-# running. An OpenMP pool's idle spin lasts about 10 us (GOMP_SPINCOUNT, judge/pipeline.py); on a
-# loaded host such a thread may wait long in the run queue for that spin, but never runs 1 ms. A
-# thread spinning the whole window runs more than that up to a load of about 300 on two cores.
-BUSY_SHARE = 0.5
-BUSY_RUN_NS = 1_000_000
-
-
-def count_busy_threads(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
-                       window_ns: int) -> int:
-    """Threads that were busy (above) between two readings of `_thread_cpu_ns`, `window_ns` apart."""
-    busy = 0
-    for tid, (ran, wanted) in after.items():
-        ran_before, wanted_before = before.get(tid, (ran, wanted))
-        busy += ran - ran_before > BUSY_RUN_NS and wanted - wanted_before > BUSY_SHARE * window_ns
-    return busy
 
 
 # The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
@@ -129,47 +74,6 @@ class _Phases:
         self._last = now
 
 
-class LibraryLoadError(Exception):
-    """The submission's library cannot be loaded or lacks kernel_run: the submission's fault."""
-
-
-class KernelFault(Exception):
-    """A call left the device in error (illegal address, trap, assert): the submission's fault."""
-
-
-def _check_launches(lib: str, launches: int, limit: int, rc: int) -> None:
-    """The competition's launch rule, on the team's kernel only: the vendor baseline's operator may
-    launch several kernels (its launches are recorded, never capped). A call that returned 0 and in
-    which the profiler saw no task at all cannot be timed by device time: an error, never a zero time."""
-    if launches == 0 and rc == 0:  # a call that failed (non-zero return) is RE for its return code
-        raise RuntimeError("device timing: the profiler recorded no device task in this call, so it cannot be "
-                           "timed by device time (the profiler did not see the kernel's launch)")
-    if lib == "submission" and limit and launches > limit:
-        raise KernelFault(f"kernel_run ran {launches} device tasks in one call; this competition times device "
-                          f"time and allows {limit} launch{'es' if limit > 1 else ''} per call of your kernel")
-
-
-class Kernel:
-    """One loaded library: kernel_run and the optional kernel_workspace_bytes."""
-
-    def __init__(self, path: str) -> None:
-        try:
-            self.library = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-        except OSError as exc:
-            raise LibraryLoadError(f"the library could not be loaded: {exc}") from None
-        if not hasattr(self.library, "kernel_run"):
-            raise LibraryLoadError("the library does not export kernel_run (declare it extern \"C\")")
-        self.run = self.library.kernel_run
-        self.run.restype = ctypes.c_int
-        self.run.argtypes = [ctypes.c_void_p]
-        try:
-            self.workspace_bytes = self.library.kernel_workspace_bytes
-            self.workspace_bytes.restype = ctypes.c_int64
-            self.workspace_bytes.argtypes = [ctypes.c_void_p]
-        except AttributeError:
-            self.workspace_bytes = None
-
-
 class Child:
     def __init__(self, hello: dict[str, Any], result_fd: int, commands: Any) -> None:
         self.commands = commands  # the worker's command lines (read here for "go")
@@ -191,9 +95,7 @@ class Child:
         if hello.get("deterministic"):
             set_deterministic(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
-        self.calls_per_lib: dict[str, int] = {}
-        self.known_threads: set[str] = set()
-        self.recent_threads: set[str] = set()  # appeared around a call; must never end
+        self.threads = ThreadWatch()
         self.pending: dict[str, torch.Tensor] = {}
         self.last_outputs: dict[str, torch.Tensor] = {}  # the pages an empty call reads (`empty_call`)
         # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
@@ -221,7 +123,7 @@ class Child:
         prepare_before_seal()
         self.send({"op": "loading"})
         self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
-        self.known_threads = _thread_ids()
+        self.threads.start()
         seal_runner(self.runtime_rules)  # before any of their functions runs (judge/sandbox/seal.py)
 
     def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
@@ -308,7 +210,7 @@ class Child:
         ran = self._wait_for_go()
         # Only in the profiled pass after timing (judge/profiling/cpu.py): this thread's own CPU and
         # run-queue time around kernel_run, which the worker cannot tell from the runner's work.
-        main_before = _own_schedstat() if profile else (0, 0)
+        main_before = own_schedstat() if profile else (0, 0)
         try:
             rc, elapsed_ns = runtime.time_call(invoke)  # it synchronises: a device error surfaces here
             touch.read()  # on the clock: work a fault handler defers to the first read is timed (guard.py)
@@ -317,10 +219,10 @@ class Child:
             if reason is None or lib != "submission":  # the baseline is trusted: its fault is ours
                 raise
             raise KernelFault(f"kernel_run left the device in error: {reason}") from exc
-        main_after = _own_schedstat() if profile else (0, 0)
+        main_after = own_schedstat() if profile else (0, 0)
         launches = runtime.last_launches()  # None unless the clock counts them (the NPU's device timing)
         if launches is not None:
-            _check_launches(lib, launches, runtime.launch_limit(), int(rc))
+            check_launches(lib, launches, runtime.launch_limit(), int(rc))
         self.send_ready(ran)  # at once: the worker's clock stops when it arrives
         phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
@@ -328,25 +230,16 @@ class Child:
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
-        threads = _thread_ids()
-        count = self.calls_per_lib[lib] = self.calls_per_lib.get(lib, 0) + 1
-        # An OpenMP pool is made on the first calls and then reused, never ended. So a
-        # thread that appears after the second call, or that appeared and has since
-        # ended, was started by the kernel to work off the clock.
-        appeared = threads - self.known_threads
-        vanished = self.recent_threads - threads
-        new_threads = len(vanished) + (len(appeared) if count > 2 else 0)
-        self.recent_threads = (self.recent_threads | appeared) - vanished
-        self.known_threads |= threads
+        new_threads, appeared = self.threads.after_call(lib)
         late_writes = []
         busy_threads = 0
         if recheck_ms > 0:
             snapshot = {k: _raw(runtime.to_host(t)) for k, t in outputs.items()}
-            cpu_before, slept = _thread_cpu_ns(), time.monotonic_ns()
+            cpu_before, slept = thread_cpu_ns(), time.monotonic_ns()
             time.sleep(recheck_ms / 1000)
-            busy_threads = count_busy_threads(cpu_before, _thread_cpu_ns(), time.monotonic_ns() - slept)
+            busy_threads = count_busy_threads(cpu_before, thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
-            new_threads += len(appeared - _thread_ids())
+            new_threads += len(appeared - thread_ids())
         # Fingerprinted where `before` was: the CPU form (XXH3) and the device form (integer
         # reductions) of the same bytes differ, and a device needs no copy to the host.
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}

@@ -6,25 +6,25 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.results import CaseResult, JudgeResult, result_from_dict
-from judge.runner.child import KernelFault, _check_launches
+from judge.runner.kernel import KernelFault, check_launches
 from judge.runner.protocol import ProtocolViolation
 from judge.runner.reports import read_call_report
 from judge.verdict import Verdict
 
 
 def test_the_cap_holds_the_submission_only() -> None:
-    _check_launches("submission", 1, 1, 0)
+    check_launches("submission", 1, 1, 0)
     with pytest.raises(KernelFault, match="ran 3 device tasks in one call.*allows 1 launch per call"):
-        _check_launches("submission", 3, 1, 0)
+        check_launches("submission", 3, 1, 0)
     # The vendor operator launches several kernels (tiling, the kernel, memsets): recorded, not capped.
-    _check_launches("baseline", 3, 1, 0)
-    _check_launches("submission", 3, 0, 0)  # no cap set: any number
+    check_launches("baseline", 3, 1, 0)
+    check_launches("submission", 3, 0, 0)  # no cap set: any number
 
 
 def test_a_call_the_profiler_saw_no_task_of_is_never_timed_as_zero() -> None:
     with pytest.raises(RuntimeError, match="no device task"):
-        _check_launches("baseline", 0, 0, 0)
-    _check_launches("submission", 0, 1, 3)  # a failed call is RE for its return code, not for this
+        check_launches("baseline", 0, 0, 0)
+    check_launches("submission", 0, 1, 3)  # a failed call is RE for its return code, not for this
 
 
 HEADER = {"op": "call", "rc": 0, "elapsed_ns": 10, "digest_before": {}, "digest_after": {}, "new_threads": 0,
