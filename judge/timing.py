@@ -39,6 +39,11 @@ from judge.verdict import Verdict
 SUBMISSION, BASELINE = "submission", "baseline"
 log = logging.getLogger("opjudge.judge")
 LATE_WRITE_PROBE_MS = 50  # judging.md anti-cheat: outputs re-read this long after return
+# One submission call in every block of this many, at a secret position, gets the late-write probe.
+# Its sleep is timing time (1 in 8 cost about 7 % of the sfag benchmarks' budget, 2026-12-02); a
+# kernel that leaves work running after it returns must do so on every call to gain from it, and
+# is probed several times in every case at 1 in 16 too.
+LATE_WRITE_PROBE_BLOCK = 16
 
 
 _CHANCE = secrets.SystemRandom()
@@ -263,7 +268,7 @@ def time_case(
         runner.set_case(case, timeout_s=call_timeout_s)
     block = max(1, round(1 / limits.check_fraction))
     sampler = CheckSampler(block, limits.extra_check_probability)
-    late_probe = CheckSampler(8)
+    late_probe = CheckSampler(LATE_WRITE_PROBE_BLOCK)
     series, profile = result.series, result.profile_ns
     pairs_done = 0
     checking_s = 0.0  # spent in the oracle's checks: not part of the case's timing budget

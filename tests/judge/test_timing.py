@@ -98,6 +98,41 @@ def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
             assert timing.checked_calls == len(checked) >= timing.timed_checked_calls
 
 
+def test_one_submission_call_in_every_block_gets_the_late_write_probe_and_no_baseline_call_does():
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.runner.session import CallOutcome
+    from judge.timing import LATE_WRITE_PROBE_BLOCK, LATE_WRITE_PROBE_MS, time_case
+    from judge.verdict import Verdict
+
+    class Recording(_ScriptedSession):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rechecks: list[int] = []
+
+        def call(self, lib, seed, *, timeout_s, recheck_ms=0):
+            self.rechecks.append(recheck_ms)
+            return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=0,
+                               late_writes=[])
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    blocks = 12
+    # Warm-up and timed calls together make whole blocks: 4 warm-up pairs, the rest timed.
+    timed = blocks * LATE_WRITE_PROBE_BLOCK - 4
+    limits = Limits(min_timed_calls=timed, max_timed_calls=timed, target_sem_ratio=1.0, min_warmup_calls=4,
+                    min_warmup_s=0.0, extra_check_probability=0.0)
+    submission, baseline = Recording(), Recording()
+    time_case(submission, baseline, case, limits=limits, call_timeout_s=1.0,
+              verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
+    assert len(submission.rechecks) == blocks * LATE_WRITE_PROBE_BLOCK
+    assert set(submission.rechecks) == {0, LATE_WRITE_PROBE_MS}
+    for start in range(0, len(submission.rechecks), LATE_WRITE_PROBE_BLOCK):
+        assert submission.rechecks[start : start + LATE_WRITE_PROBE_BLOCK].count(LATE_WRITE_PROBE_MS) == 1
+    assert baseline.rechecks and set(baseline.rechecks) == {0}
+
+
 def test_a_security_violation_outranks_a_bad_return_code():
     from judge.backends import CaseSet
     from judge.checker import conduct
