@@ -19,9 +19,11 @@ from judge.baseline_check import BASELINE_KERNEL, BaselineNames, first_call_veri
 from judge.checker import CallCheck
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
+from judge.limits import CPU_LIMITS
 from judge.problem import DEFAULT_REFERENCE_DIR, Case, load_problem
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
+from tests.judge.conftest import least_timing
 
 BASELINE = DEFAULT_REFERENCE_DIR / "add_mul_relu" / "cpu" / "baseline.cpp"
 # Builds and links like the baseline, returns 0, and writes zeros: wrong wherever y > 0.
@@ -43,7 +45,8 @@ def _request(reference_dir: Path) -> JudgeRequest:
 
 
 def _host(tmp_path: Path) -> HostConfig:
-    return HostConfig(work_root=tmp_path / "work", cache_dir=tmp_path / "cache",
+    # The least timing: what is checked is which baseline timed a case, not the figures.
+    return HostConfig(work_root=tmp_path / "work", cache_dir=tmp_path / "cache", limits=least_timing(CPU_LIMITS),
                       sandbox_mode=os.environ.get("OPJUDGE_TEST_SANDBOX", "auto"))
 
 
