@@ -59,7 +59,10 @@ def output_specs(case: Case, inputs: dict[str, Any]) -> dict[str, tuple[tuple[in
 
 def oracle(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
     """G in float64 (exact for every input whose x + 1 fits in 53 bits, i.e. all but tiny |x|)."""
-    return {"y": ((inputs["x"].to(torch.float64) + 1.0) * 2.0).clamp_min(0.0)}
+    # In place on the one float64 copy: the same operations in the same order, a third of the time
+    # (each new 8-bytes-per-element temporary costs more than the arithmetic; a check runs between
+    # timed calls).
+    return {"y": inputs["x"].to(torch.float64, copy=True).add_(1.0).mul_(2.0).clamp_min_(0.0)}
 
 
 def reference(case: Case, inputs: dict[str, Any]) -> None:
@@ -68,11 +71,19 @@ def reference(case: Case, inputs: dict[str, Any]) -> None:
 
 
 def ulp(values: torch.Tensor, dtype_name: str) -> torch.Tensor:
-    """The spacing of the dtype's numbers at |values| (the gap above |v|; the smallest subnormal at 0)."""
+    """The spacing of the dtype's numbers at |values|: 2^(e - precision) for |v| in [2^(e-1), 2^e),
+    at least the dtype's smallest subnormal. At 0 (and Inf, NaN) e is 0, as `torch.frexp` has it
+    there, so the spacing is 2^-precision: a zero is allowed that much.
+
+    From the float64 exponent field, not frexp and ldexp (the same figures, a third of the time:
+    a check runs between timed calls). Every value of the dtype is a normal float64, so the field
+    is its binade's exponent plus 1023."""
     precision, smallest = _PRECISION[dtype_name]
-    _, exponent = torch.frexp(values.to(torch.float64).abs())  # |v| in [2^(e-1), 2^e)
-    spacing = torch.ldexp(torch.ones_like(values, dtype=torch.float64), exponent - precision)
-    return spacing.clamp_min(smallest)
+    field = values.to(torch.float64).view(torch.int64).bitwise_right_shift(52).bitwise_and_(0x7FF)
+    field = torch.where((field == 0) | (field == 0x7FF), 1022, field)  # 0, Inf, NaN: e = 0
+    # e - precision, biased: (field - 1023 + 1) - precision + 1023; clamped to a normal float64's field
+    spacing = field.add_(1 - precision).clamp_(1, 0x7FE).bitwise_left_shift_(52).view(torch.float64)
+    return spacing.clamp_min_(smallest)
 
 
 def check(
