@@ -4,7 +4,8 @@ A problem package is a folder `problems/<slug>/` holding
 - `problem.toml`: the definition (tensors, case sets per backend, tolerance);
 - `<header>.h`: the C header teams include, the one source of truth for the ABI
   (the runner builds its ctypes struct by parsing it, see judge/abi.py);
-- `problem.py`: the generator, oracle and pass rule (the `ProblemModule` protocol);
+- `problem.py`: the generator, oracle and pass rule (the `ProblemModule` protocol), loaded as
+  the package of its folder, so it may import sibling modules (`from . import layout`);
 - `statement.md`: the statement for teams.
 Adding a problem is adding a folder; nothing in judge/ names a problem.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -124,11 +126,22 @@ def make_inputs(module: ProblemModule, case: Case, seed: int, device: str) -> di
 
 @cache
 def _load_module(path: Path, slug: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"opjudge_problem_{slug}", path)
+    """problem.py as the package of its folder (its siblings import as `from . import x`), named
+    after the folder's path: two copies of one problem (a test's edited copy) never share modules.
+    Every file of the folder is in the definition hash, so a split module keys the oracle cache too."""
+    folder = str(path.parent)
+    name = f"opjudge_problem_{slug}_{hashlib.sha256(folder.encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=[folder])
     if spec is None or spec.loader is None:
         raise UnknownProblemError(slug, [])
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module  # relative imports look their package up here
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+            del sys.modules[key]
+        raise
     return module
 
 

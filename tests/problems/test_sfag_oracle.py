@@ -25,7 +25,7 @@ IDS = ["mode0-n2x2", "causal-dense-bs1", "s1>s2", "ragged-scale", "contract", "c
 def path(request, sfag, monkeypatch):
     """Each test on both computations of the forward and backward: gathering each row's key blocks,
     and masked products with every key (judged cases take the cheaper, `_dense_is_cheaper`)."""
-    monkeypatch.setattr(sfag, "GATHER_COST_IN_MACS", -(10**9) if request.param == "gathered" else 10**9)
+    monkeypatch.setattr(sfag.attention, "GATHER_COST_IN_MACS", -(10**9) if request.param == "gathered" else 10**9)
     return request.param
 
 
@@ -134,7 +134,7 @@ def test_oracle_memory_is_chunked(sfag, case_factory, monkeypatch, path):
     case = case_factory(B=2, S1=7, S2=20, N1=4, N2=2, K=3, block_size=4, sparse_mode=3)
     inputs = sfag.make_inputs(case, seed=8)
     whole = sfag.oracle(case, inputs)
-    monkeypatch.setattr(sfag, "CHUNK_ELEMENTS", 1)
+    monkeypatch.setattr(sfag.layout, "CHUNK_ELEMENTS", 1)
     chunked = sfag.oracle(case, inputs)
     for name in whole:
         torch.testing.assert_close(chunked[name], whole[name], rtol=1e-12, atol=1e-14)
