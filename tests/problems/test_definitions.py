@@ -227,3 +227,23 @@ def test_statement_shows_the_shipped_header(slug):
     problem = load_problem(slug)
     block = re.search(r"```c\n(.*?)```", (problem.root / "statement.md").read_text(), re.S).group(1)
     assert block.encode() == problem.header.read_bytes()
+
+
+def test_a_problem_split_in_modules_loads_and_two_copies_keep_their_own(tmp_path):
+    # problem.py is loaded as its folder's package: a sibling module imports relatively, is in the
+    # definition hash, and an edited copy of the problem elsewhere gets its own sibling.
+    def copy(folder: Path, factor: str) -> Path:
+        root = folder / "add_mul_relu"
+        root.mkdir(parents=True)
+        for name in ("problem.toml", "add_mul_relu.h", "statement.md"):
+            (root / name).write_bytes((DEFAULT_PROBLEMS_DIR / "add_mul_relu" / name).read_bytes())
+        text = (DEFAULT_PROBLEMS_DIR / "add_mul_relu" / "problem.py").read_text()
+        (root / "problem.py").write_text(text + "\nfrom .extra import FACTOR  # noqa: E402\n")
+        (root / "extra.py").write_text(f"FACTOR = {factor}\n")
+        return folder
+
+    first = load_problem("add_mul_relu", problems_dir=copy(tmp_path / "a", "2"))
+    second = load_problem("add_mul_relu", problems_dir=copy(tmp_path / "b", "3"))
+    assert (first.module.FACTOR, second.module.FACTOR) == (2, 3)
+    assert first.definition_hash != second.definition_hash  # the sibling module is in the hash
+    assert load_problem("add_mul_relu").module.__name__ not in (first.module.__name__, second.module.__name__)
