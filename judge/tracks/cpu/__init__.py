@@ -19,6 +19,18 @@ def _threads(host: HostConfig) -> int:
     return host.limits.threads or len(os.sched_getaffinity(0))
 
 
+# Each OpenMP thread of the runner (the kernel's, torch's) bound to a core of its own. Unbound, a
+# woken thread was often placed on its waker's core and the two shared it for a while: interleaved
+# on this project's 2-vCPU host, eight judgings each way, a timed pair's spread fell from 16.6-33.5 %
+# (mean 22.5) to 10.2-21.9 % (mean 16.0), and the ratios came out as the kernels measure alone
+# (docs/benchmarks.md, 2026-12-02). The runner's main thread is OpenMP's thread 0, on the first core.
+RUNNER_OPENMP_ENV = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
+
+
+def _runner_env(host: HostConfig) -> dict[str, str]:
+    return dict(RUNNER_OPENMP_ENV)
+
+
 def _runtime_options(host: HostConfig) -> dict[str, Any]:
     # judging.md: a buffer of at least twice the last-level cache.
     threads = _threads(host)
@@ -40,5 +52,6 @@ TRACK = Track(
     runtime_options=_runtime_options,
     device_nodes=lambda host: [],
     host_clock=True,
+    runner_env=_runner_env,
     runtime_rules=runtime_rules("cpu"),  # every rule (judge/sandbox/seal_tracks.py)
 )
