@@ -37,7 +37,7 @@ from judge.runner.guard import CallGuard, PageTouch, spans
 from judge.runner.kernel import Kernel, KernelFault, LibraryLoadError, check_launches
 from judge.runner.openmp import OpenMpGuard
 from judge.runner.protocol import encode_message, write_frames
-from judge.runner.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns, thread_ids
+from judge.runner.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns
 from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
 
@@ -239,7 +239,7 @@ class Child:
             time.sleep(recheck_ms / 1000)
             busy_threads = count_busy_threads(cpu_before, thread_cpu_ns(), time.monotonic_ns() - slept)
             late_writes = [k for k, t in outputs.items() if _raw(runtime.to_host(t)) != snapshot[k]]
-            new_threads += len(appeared - thread_ids())
+            new_threads += self.threads.ended(appeared)
         # Fingerprinted where `before` was: the CPU form (XXH3) and the device form (integer
         # reductions) of the same bytes differ, and a device needs no copy to the host.
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}

@@ -86,3 +86,8 @@ class ThreadWatch:
         self.recent = (self.recent | appeared) - vanished
         self.known |= threads
         return len(vanished) + (len(appeared) if count > 2 else 0), appeared
+
+    def ended(self, appeared: set[str]) -> int:
+        """How many of the threads that appeared around a call have ended since (the late-write
+        probe's reading, after its sleep)."""
+        return len(appeared - thread_ids())
