@@ -59,3 +59,49 @@ def test_each_openmp_thread_gets_a_core_of_its_own():
     assert len(set(narrowed)) >= 2, bound  # on different cores
     free = {tid: _cpus(mask) for tid, mask in _thread_masks({}).items()}
     assert all(cpus == everywhere for cpus in free.values()), free  # unbound: every thread anywhere
+
+
+_PLACEMENT_PROBE = """
+import json, os, torch
+from judge.runner.affinity import MainThreadPlacement
+allowed = json.loads(os.environ["PROBE_ALLOWED"])
+placement = MainThreadPlacement(allowed)
+seen = {"at_start": sorted(os.sched_getaffinity(0)), "active": placement.active}
+placement.between_calls()
+seen["between"] = sorted(os.sched_getaffinity(0))
+placement.for_call()
+seen["call"] = sorted(os.sched_getaffinity(0))
+os.sched_setaffinity(0, {max(allowed)})  # a kernel that moved the thread
+placement.for_call()
+seen["call_after_a_move"] = sorted(os.sched_getaffinity(0))
+print(json.dumps(seen))
+"""
+
+
+def _placement(extra_env: dict[str, str]) -> dict[str, object]:
+    allowed = sorted(os.sched_getaffinity(0))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+    env.update(OMP_NUM_THREADS=str(len(allowed)), PROBE_ALLOWED=json.dumps(allowed), **extra_env)
+    out = subprocess.run([sys.executable, "-c", _PLACEMENT_PROBE], env=env, capture_output=True, text=True,
+                         timeout=120, check=True, cwd=Path(__file__).resolve().parents[2])
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to tell a bound thread apart")
+def test_the_runners_main_thread_runs_anywhere_between_calls_and_on_its_core_for_one():
+    everywhere = sorted(os.sched_getaffinity(0))
+    seen = _placement(RUNNER_OPENMP_ENV)
+    assert seen["active"] is True
+    assert len(seen["at_start"]) < len(everywhere)  # libgomp bound the initial thread when torch loaded it
+    assert seen["between"] == everywhere  # the runner's own work is not queued on one core
+    assert seen["call"] == seen["at_start"]  # the call runs where libgomp placed thread 0
+    assert seen["call_after_a_move"] == seen["at_start"]  # what a kernel did to it does not carry over
+
+
+def test_an_unbound_runner_leaves_its_main_thread_alone():
+    seen = _placement({})
+    everywhere = sorted(os.sched_getaffinity(0))
+    assert seen["active"] is False
+    assert seen["at_start"] == seen["between"] == everywhere
+    # `for_call` does nothing when nothing narrowed the thread: the move before it stands
+    assert seen["call_after_a_move"] == [max(everywhere)]
