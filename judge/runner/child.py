@@ -32,7 +32,6 @@ from judge.backends import Backend, CaseSet
 from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
-from judge.runner.affinity import MainThreadPlacement
 from judge.runner.fpenv import FloatingPointGuard
 from judge.runner.guard import CallGuard, PageTouch, spans
 from judge.runner.kernel import Kernel, KernelFault, LibraryLoadError, check_launches
@@ -107,8 +106,6 @@ class Child:
                                         | os.O_CLOEXEC, 0o600)
         self.openmp = OpenMpGuard.of_this_process()  # before the lockdown: dlopen may read files
         self.fp = FloatingPointGuard()  # the environment every call starts from (before any kernel ran)
-        self.placement = MainThreadPlacement(hello.get("cpus"))  # libgomp's place for calls, every CPU between
-        self.placement.between_calls()
         self.workspace_wanted: dict[str, int] = {}  # kernel_workspace_bytes per library, for the case
         if hello.get("lockdown"):
             from judge.sandbox.lockdown import restrict_runner
@@ -202,7 +199,6 @@ class Child:
             if invoke is None:
                 return
         phases.lap("prepare")
-        self.placement.for_call()  # before the flush: the call starts on a settled core
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
@@ -228,7 +224,6 @@ class Child:
         if launches is not None:
             check_launches(lib, launches, runtime.launch_limit(), int(rc))
         self.send_ready(ran)  # at once: the worker's clock stops when it arrives
-        self.placement.between_calls()
         phases.lap("bracket")
         self.fp.restore()  # before the runner computes anything again
         tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
@@ -275,12 +270,10 @@ class Child:
         """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
         clock around it is this child's message overhead, which timing.py takes off every call."""
         touch = PageTouch(self.last_outputs if self.call_guard else {})
-        self.placement.for_call()  # placed as a call is, so the overhead is a call's
         ran = self._wait_for_go()
         self.runtime.time_call(lambda: 0)
         touch.read()
         self.send_ready(ran)
-        self.placement.between_calls()
 
     def _wait_for_go(self) -> bytes:
         """Say the call is ready and wait for the worker's go; the "ran" message that ends the call,

@@ -161,9 +161,6 @@ class RunnerSession:
             # The page reads and the checks after each call (judge/runner/guard.py); off only to
             # measure what they cost (HostConfig.extra["call_guard"] = "off", bench/timing_stability.py).
             "call_guard": call_guard,
-            # Every CPU the worker may use: the child's main thread runs anywhere among them between
-            # calls and on its OpenMP place during one (judge/runner/affinity.py).
-            "cpus": sorted(os.sched_getaffinity(0)),
         }
         self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
         self._env, self._stdout_limit = env, stdout_limit_bytes
