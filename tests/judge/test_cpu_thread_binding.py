@@ -20,42 +20,29 @@ _PROBE = """
 import json, os, torch
 torch.set_num_threads(2)
 torch.ones(1 << 22).add_(1)  # a parallel region: the pool exists from here on
-masks = {}
-for tid in os.listdir("/proc/self/task"):
-    with open(f"/proc/self/task/{tid}/status") as fh:
-        line = next(l for l in fh if l.startswith("Cpus_allowed_list"))
-    masks[tid] = line.split(":", 1)[1].strip()
-print(json.dumps(masks))
+print(json.dumps({tid: sorted(os.sched_getaffinity(int(tid))) for tid in os.listdir("/proc/self/task")}))
 """
 
 
-def _thread_masks(extra_env: dict[str, str]) -> dict[str, str]:
+def _thread_masks(extra_env: dict[str, str]) -> dict[str, frozenset[int]]:
+    """Each thread's CPUs in a fresh process with torch's OpenMP pool running."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
     env.update(OMP_NUM_THREADS="2", **extra_env)
     out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=120,
                          check=True)
-    return json.loads(out.stdout)
+    return {tid: frozenset(cpus) for tid, cpus in json.loads(out.stdout).items()}
 
 
 def test_the_cpu_tracks_runner_environment_binds_openmp():
     assert TRACK.runner_env(HostConfig(work_root=Path("/tmp"))) == RUNNER_OPENMP_ENV
 
 
-def _cpus(mask: str) -> frozenset[int]:
-    """A Cpus_allowed_list ("0-3,8") as a set."""
-    found: set[int] = set()
-    for part in mask.split(","):
-        low, _, high = part.partition("-")
-        found.update(range(int(low), int(high or low) + 1))
-    return frozenset(found)
-
-
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to tell bound threads apart")
 def test_each_openmp_thread_gets_a_core_of_its_own():
     everywhere = frozenset(os.sched_getaffinity(0))
-    bound = {tid: _cpus(mask) for tid, mask in _thread_masks(RUNNER_OPENMP_ENV).items()}
+    bound = _thread_masks(RUNNER_OPENMP_ENV)
     narrowed = [cpus for cpus in bound.values() if cpus < everywhere]  # a core each (its SMT siblings too)
     assert len(narrowed) >= 2, bound  # the main thread and a worker at least
     assert len(set(narrowed)) >= 2, bound  # on different cores
-    free = {tid: _cpus(mask) for tid, mask in _thread_masks({}).items()}
+    free = _thread_masks({})
     assert all(cpus == everywhere for cpus in free.values()), free  # unbound: every thread anywhere

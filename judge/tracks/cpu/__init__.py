@@ -23,12 +23,11 @@ def _threads(host: HostConfig) -> int:
 # woken thread was often placed on its waker's core and the two shared it for a while: interleaved
 # on this project's 2-vCPU host, eight judgings each way, a timed pair's spread fell from 16.6-33.5 %
 # (mean 22.5) to 10.2-21.9 % (mean 16.0), and the ratios came out as the kernels measure alone
-# (docs/benchmarks.md, 2026-12-02). The runner's main thread is OpenMP's thread 0, on the first core.
+# (docs/benchmarks.md, 2026-12-02). The runner's main thread is OpenMP's thread 0: libgomp binds it
+# to the first core when it loads, for the process's life, so two runs judged at once on one host
+# would draw their inputs on that core too (workers judge one at a time; moving the thread per call
+# was tried and bought nothing measurable, docs/benchmarks.md).
 RUNNER_OPENMP_ENV = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
-
-
-def _runner_env(host: HostConfig) -> dict[str, str]:
-    return dict(RUNNER_OPENMP_ENV)
 
 
 def _runtime_options(host: HostConfig) -> dict[str, Any]:
@@ -52,6 +51,6 @@ TRACK = Track(
     runtime_options=_runtime_options,
     device_nodes=lambda host: [],
     host_clock=True,
-    runner_env=_runner_env,
+    runner_env=lambda host: dict(RUNNER_OPENMP_ENV),
     runtime_rules=runtime_rules("cpu"),  # every rule (judge/sandbox/seal_tracks.py)
 )
