@@ -127,7 +127,7 @@ CXX_RUNTIME_PATTERNS: tuple[str, ...] = (
     r"_ZSt\d+__throw_\w+",  # std::__throw_length_error and friends
     r"_ZN?K?St7__cxx1112basic_string\w*",  # std::string
     r"_ZSt\d+_Rb_tree_\w+",  # std::map / std::set
-    r"_ZN?K?St8__detail15_Prime_rehash_policy\w*",  # std::unordered_map
+    r"_ZN?K?St8__detail20_Prime_rehash_policy\w*",  # std::unordered_map (20 = len("_Prime_rehash_policy"))
     r"_ZSt11_Hash_bytesPKvmm",
     r"_ZT[ISV]\w+",  # typeinfo and vtables (exceptions, virtual classes)
     r"_ZNSt9exceptionD\w+|_ZNKSt9exception4whatEv|_ZNSt9bad_allocD\w+|_ZNKSt9bad_alloc4whatEv",

@@ -190,3 +190,18 @@ def test_code_added_to_init_by_top_level_asm_is_refused(tmp_path: Path) -> None:
         'CAT(__as, m__)(".pushsection .init,\\"ax\\",@progbits\\n call on_load\\n .popsection");\n'
     )
     assert "load-time-code" in rules_of(tmp_path, code)
+
+
+def test_unordered_map_is_allowed(tmp_path: Path) -> None:
+    # std::unordered_map imports std::__detail::_Prime_rehash_policy's members from libstdc++; the
+    # pattern once spelt the mangled name's length 15 instead of 20 and refused every such kernel.
+    code = (
+        "#include <unordered_map>\n"
+        'extern "C" int kernel_run(const int* a) {\n'
+        "  std::unordered_map<int, int> m;\n  for (int i = 0; i < 64; ++i) m[a[i]] += i;\n"
+        "  return m.size() > 64;\n}\n"
+    )
+    out = build(tmp_path, code)
+    imports = subprocess.run(["nm", "-D", "--undefined-only", str(out)], capture_output=True, text=True).stdout
+    assert "_ZNKSt8__detail20_Prime_rehash_policy14_M_need_rehashEmmm" in imports
+    assert rules_of(tmp_path, code) == []
