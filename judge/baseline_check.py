@@ -58,8 +58,9 @@ class BaselineNames:
     """Which baseline times each case: the vendor operator where the runner has one and the case is
     inside its contract (the adapter's own `unsupported_reason`), else the baseline kernel."""
 
-    def __init__(self, python_baseline: str, adapter_dir: Path) -> None:
+    def __init__(self, python_baseline: str, adapter_dir: Path, cann_version: str | None = None) -> None:
         self.python_baseline = python_baseline  # the name the baseline's child reported, "" for none
+        self.cann_version = cann_version  # the adapter's contract is per vendor release (its CONTRACTS)
         self._reason: Callable[..., str | None] | None = None
         path = adapter_dir / VENDOR_MODULE
         if python_baseline and path.is_file():
@@ -69,7 +70,7 @@ class BaselineNames:
         """Why the vendor operator does not time this case (None: it does)."""
         if self._reason is None:
             return "no vendor operator on this worker" if not self.python_baseline else "no adapter"
-        return self._reason(case.params, case.dtype, case.flags)
+        return self._reason(case.params, case.dtype, case.flags, cann_version=self.cann_version)
 
     def __call__(self, case: Case) -> str:
         return self.python_baseline if self.reason(case) is None else BASELINE_KERNEL

@@ -157,7 +157,8 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
                                     if k.endswith("overhead_ns") or k == "python_baseline"})
             names = BaselineNames(result.host.get("baseline_python_baseline", ""),
-                                  reference_dir / problem.slug / request.backend.value)
+                                  reference_dir / problem.slug / request.backend.value,
+                                  cann_version=runtime_options.get("cann_version"))
             started = time.monotonic()  # the children's start-up is the judge's time, not the run's
             # The roof of the report's chart, recorded with the run since workers differ.
             for key in ("peak_flops", "peak_bytes_per_s"):

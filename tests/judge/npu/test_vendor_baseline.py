@@ -53,38 +53,53 @@ def _inputs(dr: int = 64) -> dict[str, torch.Tensor | None]:
     }
 
 
-# In the documented range (aclnnSparseFlashAttentionGrad.md in hicann/ops-transformer): K of 1024..8192 in
-# steps of 1024, K * block size <= ~100k, and v equal to k.
+# CANN 8.5.0 (ops-transformer tag v8.5.0): K must be 2048 (its tiling refuses any other), v need not be k,
+# a row stops at its first -1. The 9.x releases: K of 1024..8192 in steps of 1024, K * block size <= ~100k,
+# v equal to k, no stop at -1.
+PINNED = "8.5.0"
 SUPPORTED = {**OFFICIAL, "S2": 65536, "K": 2048, "block_size": 8}
 VALUE_IS_KEY = ("value_is_key",)
 
 
-def test_supported_cases_follow_the_operator_documentation() -> None:
-    kernel = _module().VendorSparseFlashAttentionGrad(FakeOperator(), torch)
-    assert kernel.unsupported_reason(SUPPORTED, "bfloat16", VALUE_IS_KEY) is None
-    assert kernel.unsupported_reason(SUPPORTED, "float16", VALUE_IS_KEY) is None
+def test_supported_cases_follow_the_operator_at_the_pinned_tag() -> None:
+    kernel = _module().VendorSparseFlashAttentionGrad(FakeOperator(), torch, cann_version=PINNED)
+    assert kernel.unsupported_reason(SUPPORTED, "bfloat16", ()) is None  # v other than k is fine at 8.5.0
+    assert kernel.unsupported_reason(SUPPORTED, "float16", ("ragged_topk",)) is None  # it stops at -1
     reason = kernel.unsupported_reason({**SUPPORTED, "Dr": 0, "N2": 2}, "float32", VALUE_IS_KEY)
     assert reason is not None
-    assert "float32" in reason and "Dr = 0" in reason and "N2 = 2" in reason
+    assert "float32" in reason and "Dr = 0" in reason and "N2 = 2" in reason and "v8.5.0" in reason
     assert "block size 4" in kernel.unsupported_reason({**SUPPORTED, "block_size": 4}, "bfloat16", VALUE_IS_KEY)
     assert "N1 = 6" in kernel.unsupported_reason({**SUPPORTED, "N1": 6}, "bfloat16", VALUE_IS_KEY)
 
 
-@pytest.mark.parametrize("change,flags,words", [
-    ({}, (), "no value_is_key flag"),  # it reads v from k
-    ({}, ("value_is_key", "ragged_topk"), "end early at -1"),  # GetActualSelCount never stops at -1
-    ({}, ("value_is_key", "contract_indices"), "junk after the first -1"),
-    ({"K": 32}, VALUE_IS_KEY, "K = 32"),
-    ({"K": 1536}, VALUE_IS_KEY, "K = 1536"),
-    ({"K": 8192, "block_size": 16}, VALUE_IS_KEY, "8192 * 16"),  # past the OOM warning
+@pytest.mark.parametrize("version,change,flags,words", [
+    (PINNED, {"K": 1024}, VALUE_IS_KEY, "K = 1024"),  # the tiling's selected_block_count == 2048 check
+    (PINNED, {"K": 4096}, VALUE_IS_KEY, "K = 4096"),
+    (PINNED, {}, ("contract_indices",), "junk after the first -1"),
+    ("9.0.0", {}, (), "no value_is_key flag"),  # 9.x reads v from k
+    ("9.0.0", {}, ("value_is_key", "ragged_topk"), "end early at -1"),  # 9.x never stops at -1
+    ("9.0.0", {"K": 1536}, VALUE_IS_KEY, "K = 1536"),
+    ("9.0.0", {"K": 8192, "block_size": 16}, VALUE_IS_KEY, "8192 * 16"),  # past the OOM warning
+    ("8.3.RC1", {}, VALUE_IS_KEY, "no recorded contract for CANN 8.3.RC1"),  # unknown: the starter times all
+    (None, {}, VALUE_IS_KEY, "no recorded contract for CANN unknown"),
 ])
-def test_cases_outside_the_operators_contract_are_the_starters(change: dict[str, int], flags: tuple[str, ...],
-                                                               words: str) -> None:
-    reason = _module().unsupported_reason({**SUPPORTED, **change}, "bfloat16", flags)
+def test_cases_outside_the_contract_of_the_workers_version_are_the_starters(
+        version: str | None, change: dict[str, int], flags: tuple[str, ...], words: str) -> None:
+    reason = _module().unsupported_reason({**SUPPORTED, **change}, "bfloat16", flags, version)
     assert reason is not None and words in reason
 
 
-def test_the_npu_sets_give_the_operator_the_cases_a_contest_would(tmp_path: Any) -> None:
+def test_the_contract_row_follows_the_version() -> None:
+    module = _module()
+    assert module.contract_for("8.5.0").k_values == (2048,)
+    assert module.contract_for("8.5.0.alpha001").source == "v8.5.0"
+    assert module.contract_for("9.1.0").source.startswith("v9.0.0")
+    assert module.contract_for("8.5.1") is None and module.contract_for("85.0") is None
+    # 9.x takes K = 1024, which 8.5.0 refuses at tiling (the benchmark case b06's K).
+    assert module.unsupported_reason({**SUPPORTED, "K": 1024}, "float16", VALUE_IS_KEY, "9.0.0") is None
+
+
+def test_the_npu_sets_give_the_operator_the_cases_a_contest_would() -> None:
     from judge.backends import Backend, CaseSet
     from judge.problem import load_problem
 
@@ -92,10 +107,15 @@ def test_the_npu_sets_give_the_operator_the_cases_a_contest_would(tmp_path: Any)
     problem = load_problem("sparse_flash_attention_grad")
     for case_set in (CaseSet.BENCHMARKS, CaseSet.PRIVATE):
         cases = problem.cases_for(Backend.NPU, [case_set])
-        vendor = [c.name for c in cases if module.unsupported_reason(c.params, c.dtype, c.flags) is None]
+        vendor = [c.name for c in cases if module.unsupported_reason(c.params, c.dtype, c.flags, PINNED) is None]
         assert vendor, f"no {case_set.value} case the vendor operator may time"
-        assert all("value_is_key" in c.flags for c in cases if c.name in vendor)
+        assert all(c.params["K"] == 2048 for c in cases if c.name in vendor)
         assert len(vendor) < len(cases)  # the starter kernel times the others
+    # The K = 1024 cases: IE at the vendor's tiling before the table was by version; the starter's now.
+    by_name = {c.name: c for c in problem.cases_for(Backend.NPU, [CaseSet.BENCHMARKS, CaseSet.PRIVATE])}
+    for name in ("b06_mla_absorb_bs16", "p06_mla_absorb_bs8"):
+        case = by_name[name]
+        assert "K = 1024" in module.unsupported_reason(case.params, case.dtype, case.flags, PINNED)
 
 
 def test_the_call_maps_abi_names_to_the_operator_arguments() -> None:

@@ -35,3 +35,40 @@ def test_the_image_pins_a_pair_of_the_compatibility_table() -> None:
 
 def test_the_old_pin_was_no_pair() -> None:
     assert ("2.7.1", "2.7.1", "8.5.0") not in {(n, t, c) for n, _, t, c in ROWS}
+
+
+def _torch_install_for(arch: str) -> list[str]:
+    """The pip commands the image's torch step runs on `arch`: its shell, run with `uname -m` faked."""
+    import subprocess
+
+    step = re.search(r'^RUN (case "\$\(uname -m\)".*?)\n &&', DOCKERFILE, re.M | re.S)
+    assert step, "the torch step chooses by architecture"
+    script = step.group(1).replace("\\\n", "\n").rstrip().rstrip("\\")
+    script = script.replace('"$(uname -m)"', f'"{arch}"').replace("$(uname -m)", arch)
+    fake = f'pip() {{ echo "pip $*"; }}\nTORCH_VERSION={_arg("TORCH_VERSION")}\n'
+    tail = '\npip install ${torch_index} "${torch_spec}"\n'
+    done = subprocess.run(["bash", "-c", fake + script + tail], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+README = [line for line in (DATA / "torch_npu_readme_install.txt").read_text().splitlines() if line[:1] != "#"]
+
+
+def _readme_command(arch: str) -> list[str]:
+    return README[README.index(f"**For {arch}:**") + 1].split()[2:]  # after "pip3 install"
+
+
+def test_x86_installs_the_cpu_torch_from_pytorchs_cpu_index() -> None:
+    # torch_npu's README (data/torch_npu_readme_install.txt): on x86 the +cpu wheel of PyTorch's index.
+    words = _torch_install_for("x86_64")
+    for word in _readme_command("x86"):
+        assert word in words, (word, words)
+    assert "torch==2.7.1+cpu" in words
+    assert words[words.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
+
+
+def test_aarch64_installs_pypis_torch() -> None:
+    words = _torch_install_for("aarch64")
+    assert set(_readme_command("Aarch64")) <= set(words)
+    assert "torch==2.7.1" in words and "--index-url" not in words
