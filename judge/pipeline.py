@@ -122,10 +122,13 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         folder.mkdir(exist_ok=True)
         adapter = reference_dir / problem.slug / request.backend.value  # the vendor operator's adapter
         extra = [adapter] if python_baseline and adapter.exists() else []
+        child_env, child_options = {**env, "HOME": str(folder)}, runtime_options
+        if command_prefix and track.under_profiler is not None:
+            child_env, child_options = track.under_profiler(host, child_env, runtime_options)
         return RunnerSession(
             sandbox=sandbox, problem=problem, backend=request.backend.value, libraries={role: library},
-            reference_dir=reference_dir, runtime_options=runtime_options, workdir=folder,
-            sandbox_limits=box_limits, env={**env, "HOME": str(folder)},
+            reference_dir=reference_dir, runtime_options=child_options, workdir=folder,
+            sandbox_limits=box_limits, env=child_env,
             workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
             lockdown=sandbox.isolation is not Isolation.OFF, runtime_rules=track.runtime_rules,
             readonly_paths=readonly + extra,

@@ -277,6 +277,11 @@ class RunnerSession:
                     drain.stream.close()
 
     @property
+    def libraries(self) -> dict[str, Path]:
+        """The libraries this child loads, by role ("submission", "baseline")."""
+        return {role: Path(path) for role, path in self._hello["libraries"].items()}
+
+    @property
     def process_id(self) -> int | None:
         """The pid of the process the sandbox started (the runner child, or a sandbox's own above it)."""
         return self._proc.pid if self._proc is not None and self._proc.returncode is None else None

@@ -53,6 +53,10 @@ class Track:
     # as far as the track's runtime bears it: a device driver may map code or install signal
     # handlers after it started. No track needs a new seccomp filter then.
     runtime_rules: tuple[RuntimeRule, ...] = (RuntimeRule.NEW_FILTERS,)
+    # A child started under a profiler's command line (msprof op, ncu) gets (env, runtime options) from
+    # this instead of the track's own: a profiler may not honour how the track selects its device.
+    under_profiler: Callable[[HostConfig, dict[str, str], dict[str, Any]],
+                             tuple[dict[str, str], dict[str, Any]]] | None = None
 
 
 def get_track(backend: Backend) -> Track:

@@ -31,6 +31,7 @@ from judge.threadprofile import busiest_process
 from judge.toolchains.base import SourceFile
 from judge.tracks.cuda import profile as cuda_profile
 from judge.tracks.npu import profile as npu_profile
+from judge.tracks.npu.project import KERNEL_NAMES_FILE
 from judge.verdict import Verdict
 from tests.judge.conftest import least_timing
 
@@ -58,12 +59,20 @@ class _Child:
         self.calls += 1
 
 
+class _Session:
+    """The submission's child as the NPU seam reads it: where its library is (the build's kernel names beside)."""
+
+    def __init__(self, library: Path) -> None:
+        self.libraries = {"submission": library}
+
+
 def _context(tmp_path: Path, on_exit: Any, started: list[_Child]) -> ProfileContext:
     def start(prefix: list[str], folder: Path) -> Any:
         started.append(_Child(prefix, folder, on_exit))
         return started[-1]
 
-    return ProfileContext(case=CASE, session=None, threads=2, call_timeout_s=10.0,  # type: ignore[arg-type]
+    session = _Session(tmp_path / "kernel.so")
+    return ProfileContext(case=CASE, session=session, threads=2, call_timeout_s=10.0,  # type: ignore[arg-type]
                           budget_s=1.0, folder=tmp_path, start_runner=start)  # fmt: skip
 
 
@@ -119,9 +128,12 @@ def test_msprof_op_runs_one_pass_with_its_launch_count(tmp_path: Path, monkeypat
     monkeypatch.setattr("judge.profiling.device.LOCK_DIR", tmp_path)
     started: list[_Child] = []
     [section] = npu_profile.profile_case(_context(tmp_path, lambda child: None, started))
+    assert not section.available and "no kernel names" in section.reason and not started  # none recorded
+    (tmp_path / KERNEL_NAMES_FILE).write_text("sfag_zero\nsfag_main\nsfag_finalize\n")  # what the build writes
+    [section] = npu_profile.profile_case(_context(tmp_path, lambda child: None, started))
     assert started[0].prefix == ["/usr/local/Ascend/bin/msprof", "op"] and started[0].calls == 1
     out_dir = run_folder(_context(tmp_path, None, [])) / "msprof"
-    assert asked == [(npu_profile.KERNEL_NAME, out_dir, npu_profile.LAUNCH_COUNT)]
+    assert asked == [("sfag_zero|sfag_main|sfag_finalize", out_dir, npu_profile.LAUNCH_COUNT)]
     assert section.raw_name == str(asked[0][1])
 
 
@@ -137,9 +149,12 @@ def test_the_npu_seam_asks_msprof_op_for_a_name_it_accepts(tmp_path: Path) -> No
     """The seam's arguments through the real command builder (it refuses an empty kernel name)."""
     from judge.tracks.npu.msprof_op import msprof_op_prefix
 
-    argv = msprof_op_prefix(npu_profile.KERNEL_NAME, tmp_path, npu_profile.LAUNCH_COUNT)
+    (tmp_path / KERNEL_NAMES_FILE).write_text("add_custom\nadd_custom\nsfag_main\n")
+    names = npu_profile.kernel_filter(tmp_path / "kernel.so")
+    assert names == "add_custom|sfag_main"
+    argv = msprof_op_prefix(names, tmp_path, npu_profile.LAUNCH_COUNT)
     assert argv[:2] == ["msprof", "op"] and f"--launch-count={npu_profile.LAUNCH_COUNT}" in argv
-    assert f"--kernel-name={npu_profile.KERNEL_NAME}" in argv and f"--output={tmp_path}" in argv
+    assert f"--kernel-name={names}" in argv and f"--output={tmp_path}" in argv
 
 
 @pytest.mark.slow

@@ -109,6 +109,20 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     }
 
 
+def under_profiler(host: HostConfig, env: dict[str, str],
+                   options: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """The child under `msprof op`: no ASCEND_RT_VISIBLE_DEVICES, the device named by its runtime id instead.
+
+    msprof op does not support ASCEND_RT_VISIBLE_DEVICES (CANN 8.0's msprof op guide, atlasopdev_16_0082:
+    "当前不支持设置ASCEND_RT_VISIBLE_DEVICES环境变量后,使用msProf工具") and has no device option of its own
+    (msopprof's options: the application picks the device). So the profiled child sets the device
+    itself, by the id the runtime gives it among the devices this host or container shows
+    (`logical_index`); docs/npu-worker.md, "Profiles".
+    """
+    env = {k: v for k, v in env.items() if k != "ASCEND_RT_VISIBLE_DEVICES"}
+    return env, {**options, "device_index": logical_index(device_index(host))}
+
+
 def make_runtime(options: dict[str, Any]) -> NpuRuntime:
     """The runtime for the runner child; ToolchainUnavailableError when torch_npu is missing."""
     return NpuRuntime(options)
@@ -134,7 +148,8 @@ TRACK = Track(
     # and the worker both make every input (with the forward pass) and must agree bit for bit.
     deterministic_generation=True,
     runtime_rules=runtime_rules("npu"),  # what its runtime bears (judge/sandbox/seal_tracks.py)
+    under_profiler=under_profiler,
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
-           "logical_index", "python_baseline", "readonly_paths", "runner_env", "runtime_options"]
+           "logical_index", "python_baseline", "readonly_paths", "runner_env", "runtime_options", "under_profiler"]

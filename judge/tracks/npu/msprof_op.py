@@ -53,9 +53,13 @@ PIPES = ("cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 # ...; Ascend 950 `<side>_read_close_hit`, `<side>_write_far_miss` ... (msopprof_performance_data.md).
 _L2_HIT = re.compile(r"^(aic|aiv)_\w+_hit$")
 _L2_MISS = re.compile(r"^(aic|aiv)_\w+_miss(_allocate)?$")
-# What the guide allows in --kernel-name: letters, digits, "_", "|" between names and "*" wildcards.
-_KERNEL_NAME = re.compile(r"^[A-Za-z0-9_*]+(\|[A-Za-z0-9_*]+)*$")
-MAX_LAUNCH_COUNT = 5000
+# What msprof op at CANN 8.x allows (the CANN 8.0 msprof op guide, atlasopdev_16_0082): names of
+# [A-Za-z0-9_] joined by "|", matched by prefix, and 1..100 launches. The "*" wildcard and up to 5000
+# launches are in the 2026 msOpProf sources and documents only (Ascend/msopprof arg_checker.cpp), not the
+# pinned CANN 8.5.0: neither is used.
+_KERNEL_NAME = re.compile(r"^[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*$")
+MAX_KERNEL_NAME_CHARS = 1023
+MAX_LAUNCH_COUNT = 100
 MAX_LAUNCH_SKIP = 1000
 
 
@@ -76,8 +80,9 @@ def msprof_op_prefix(kernel_name: str, out_dir: str | Path, launch_count: int = 
         raise ValueError(f"launch_count must be within 1..{MAX_LAUNCH_COUNT}, got {launch_count}")
     if not 0 <= launch_skip <= MAX_LAUNCH_SKIP:
         raise ValueError(f"launch_skip must be within 0..{MAX_LAUNCH_SKIP}, got {launch_skip}")
-    if not _KERNEL_NAME.match(kernel_name or ""):
-        raise ValueError(f"msprof op takes kernel names of letters, digits, '_' and '*' joined by '|', "
+    if not _KERNEL_NAME.match(kernel_name or "") or len(kernel_name) > MAX_KERNEL_NAME_CHARS:
+        raise ValueError(f"msprof op takes kernel names of letters, digits and '_' joined by '|' (at most "
+                         f"{MAX_KERNEL_NAME_CHARS} characters), "
                          f"got {kernel_name!r} (without one it profiles only the first kernel launched)")
     argv = [msprof, "op", f"--kernel-name={kernel_name}", f"--launch-count={launch_count}"]
     if launch_skip:

@@ -9,6 +9,7 @@ A submission is a handful of files in one folder:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ PROJECT_DIR = "opjudge_cmake"  # under the build's workdir; names no submission 
 BUILD_DIR = "opjudge_build"
 ANCHOR_NAME = "opjudge_link_anchor.c"  # gives the shared library a host source when there is none
 OUTPUT_NAME = "kernel"
+# Beside the built library: the names of its kernels, one a line (the profiler names them to msprof op).
+KERNEL_NAMES_FILE = "kernel.kernels.txt"
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -46,6 +49,7 @@ class SourceRoles:
     hosts: list[str]  # host translation units
     headers: list[str]
     ignored: list[str]  # e.g. README.txt: copied, never compiled
+    kernel_names: list[str] = dataclasses.field(default_factory=list)  # the __global__ functions, in file order
 
 
 def classify(sources: list[SourceFile]) -> SourceRoles:
@@ -61,25 +65,43 @@ def classify(sources: list[SourceFile]) -> SourceRoles:
         )
     if any(name.startswith("opjudge_") for name in (*kernels, *hosts, *headers)):
         raise ProjectError("file names starting with 'opjudge_' are reserved for the judge")
+    names: list[str] = []
     for source in sources:
         if source.name in kernels:
-            check_kernel_signatures(source.name, source.content.decode(errors="replace"))
-    return SourceRoles(kernels=kernels, hosts=hosts, headers=headers, ignored=ignored)
+            names += check_kernel_signatures(source.name, source.content.decode(errors="replace"))
+    return SourceRoles(kernels=kernels, hosts=hosts, headers=headers, ignored=ignored, kernel_names=names)
+
+
+def kernel_names_beside(library: Path) -> list[str]:
+    """The kernel names the build recorded beside `library` (KERNEL_NAMES_FILE); [] when it recorded none."""
+    try:
+        text = (library.parent / KERNEL_NAMES_FILE).read_text()
+    except OSError:
+        return []
+    return [line for line in text.split() if re.fullmatch(r"\w+", line)]
 
 
 _KERNEL = re.compile(r"__global__(?:\s+\w+)*?\s+void\s+(\w+)\s*\(([^)]*)\)")
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 
 
-def check_kernel_signatures(name: str, code: str) -> None:
-    """ProjectError unless every `__global__` kernel ends in (GM_ADDR workspace, <tiling> tiling).
+def check_kernel_signatures(name: str, code: str) -> list[str]:
+    """ProjectError unless the file holds at most one `__global__` kernel, ending in (GM_ADDR workspace, tiling).
 
     The template builds with HAVE_WORKSPACE and HAVE_TILING (templates/CMakeLists.txt.tmpl): CANN's
     generated wrapper then takes each kernel's second-to-last parameter as the workspace, sets the
     system workspace from it and hands the kernel the part after the system's 16 MiB. Any other
     parameter there would be moved 16 MiB on, silently: refused before building instead.
+    Returns the file's kernel names.
     """
-    for match in _KERNEL.finditer(_COMMENTS.sub("", code)):
+    kernels = list(_KERNEL.finditer(_COMMENTS.sub("", code)))
+    if len(kernels) > 1:
+        names = ", ".join(match.group(1) for match in kernels)
+        raise ProjectError(
+            f"{name}: defines {len(kernels)} kernels ({names}); put each __global__ kernel in its own *_kernel.cpp "
+            "file: CANN's ascendc_library supports one kernel function per kernel file (with more, it files a "
+            "kernel's metadata under another kernel's index; see docs/npu-worker.md, \"One kernel per file\")")
+    for match in kernels:
         kernel, params = match.group(1), [p.strip() for p in match.group(2).split(",") if p.strip()]
         workspace = params[-2] if len(params) >= 2 else ""
         if "workspace" not in workspace.lower() or not ("GM_ADDR" in workspace or "__gm__" in workspace):
@@ -88,6 +110,7 @@ def check_kernel_signatures(name: str, code: str) -> None:
                 "tiling): the judge builds with HAVE_WORKSPACE and HAVE_TILING, so CANN's launcher takes the "
                 "second-to-last parameter as the workspace (16 MiB of it for the system, the rest the kernel's; "
                 "see statement_npu.md)")
+    return [match.group(1) for match in kernels]
 
 
 def render_cmakelists(*, roles: SourceRoles, workdir: Path, include_dirs: list[Path], soc: str,

@@ -22,7 +22,14 @@ from judge.tracks.npu.cann import CannInstall, checked_soc, locate_cann, read_on
 from judge.tracks.npu.diagnostics import Diagnostic, PathCleaner, parse_diagnostics, summarize
 from judge.tracks.npu.link_check import LinkCheckError, check_linked_objects, collect_objects
 from judge.tracks.npu.policy import TEAM_RULES
-from judge.tracks.npu.project import BUILD_DIR, OUTPUT_NAME, ProjectError, classify, write_project
+from judge.tracks.npu.project import (
+    BUILD_DIR,
+    KERNEL_NAMES_FILE,
+    OUTPUT_NAME,
+    ProjectError,
+    classify,
+    write_project,
+)
 from judge.verdict import Verdict
 
 EXPORTS_NAME = "opjudge_exports.map"  # in the build folder; the template links with it as a version script
@@ -137,6 +144,7 @@ class AscendToolchain(Toolchain):
                                   started, toolchain, [configure, compile_], limits)
             result.findings = refused
             return result
+        (workdir / KERNEL_NAMES_FILE).write_text("".join(f"{name}\n" for name in roles.kernel_names))
         return BuildResult(ok=True, verdict=None, library_path=str(library),
                            log=cut_log(text, limits.compile_log_limit_bytes),
                            duration_s=time.monotonic() - started, toolchain=toolchain, command=compile_)

@@ -33,8 +33,26 @@ def test_host_code_is_built_with_canns_string_abi_and_kernels_with_a_system_work
     assert "foreach(opjudge_lib tiling_api graph_base register platform)" in text
 
 
-def test_the_starters_kernels_end_with_workspace_and_tiling() -> None:
-    check_kernel_signatures("sfag_kernel.cpp", (STARTER / "sfag_kernel.cpp").read_text())
+def test_the_starters_kernels_end_with_workspace_and_tiling_one_a_file() -> None:
+    names = {path.name: check_kernel_signatures(path.name, path.read_text())
+             for path in sorted(STARTER.glob("*_kernel.cpp"))}
+    assert names == {"sfag_finalize_kernel.cpp": ["sfag_finalize"], "sfag_main_kernel.cpp": ["sfag_main"],
+                     "sfag_zero_kernel.cpp": ["sfag_zero"]}
+
+
+def test_a_kernel_file_with_two_kernels_is_refused_with_the_reason() -> None:
+    # CANN's ascendc_library takes one kernel function per kernel file; with two, the generator files the
+    # second's metadata under the first's index (data/cann_v8.5.0/generator, two_kernels_kernel.cpp).
+    code = ('extern "C" __global__ __aicore__ void first(GM_ADDR x, GM_ADDR workspace, T tiling) {}\n'
+            '// __global__ __aicore__ void commented(GM_ADDR workspace, T tiling) {}\n'
+            'extern "C" __global__ __aicore__ void second(GM_ADDR x, GM_ADDR workspace, T tiling) {}\n')
+    with pytest.raises(ProjectError, match=r"two_kernel\.cpp: defines 2 kernels \(first, second\); put each"):
+        check_kernel_signatures("two_kernel.cpp", code)
+    with pytest.raises(ProjectError, match="one kernel function per kernel file"):
+        classify([SourceFile(name="two_kernel.cpp", content=code.encode())])
+    roles = classify([SourceFile(name="a_kernel.cpp", content=code.split("\n")[0].encode()),
+                      SourceFile(name="b_kernel.cpp", content=code.split("\n")[2].encode())])
+    assert roles.kernel_names == ["first", "second"]
 
 
 @pytest.mark.parametrize("params", [

@@ -150,11 +150,14 @@ def test_prefix_is_msprof_op_with_the_documented_options(tmp_path: Path) -> None
     argv = msprof_op_prefix("Add|Sub", "out", 10, aic_metrics="PipeUtilization", launch_skip=5)
     assert "--launch-skip-before-match=5" in argv and "--aic-metrics=PipeUtilization" in argv
     assert argv[-1] == "--output=out"
-    assert msprof_op_prefix("sfa_*", "out")[2] == "--kernel-name=sfa_*"
-    for bad_name in ("", "add-custom", "a b", "Add||Sub", "x;rm"):
+    names = "sfag_zero|sfag_main|sfag_finalize"
+    assert msprof_op_prefix(names, "out")[2] == f"--kernel-name={names}"
+    # CANN 8.x takes [A-Za-z0-9_] names only (no "*", which only 2026 msOpProf documents allow), 1..100 launches.
+    for bad_name in ("", "add-custom", "a b", "Add||Sub", "x;rm", "*", "sfa_*", "k" * 1024):
         with pytest.raises(ValueError):
             msprof_op_prefix(bad_name, "out")
-    for bad_count in (0, 5001):
+    assert msprof_op_prefix("k", "out", launch_count=100)[3] == "--launch-count=100"
+    for bad_count in (0, 101, 5000):
         with pytest.raises(ValueError):
             msprof_op_prefix("k", "out", launch_count=bad_count)
     with pytest.raises(ValueError):

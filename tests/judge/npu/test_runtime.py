@@ -290,3 +290,16 @@ def test_a_local_judge_run_takes_the_clock_from_its_environment(tmp_path: Path,
     monkeypatch.delenv("OPJUDGE_NPU_TIMING")
     host = host_config(backend=Backend.NPU, sandbox="off", cache_dir=None, work_root=tmp_path)
     assert runtime_options(host)["timing"] == "events"
+
+
+def test_under_msprof_op_the_child_picks_its_device_by_runtime_id(tmp_path: Path) -> None:
+    # msprof op does not honour ASCEND_RT_VISIBLE_DEVICES (CANN 8.0 msprof op guide): the profiled child
+    # has none and sets the device itself, by the runtime's id of the worker's NPU (physical 3 here).
+    from judge.tracks.npu import under_profiler
+
+    host = HostConfig(work_root=tmp_path, extra={"npu_device": "3"})
+    env, options = TRACK.under_profiler(host, runner_env(host), runtime_options(host))
+    assert TRACK.under_profiler is under_profiler
+    assert "ASCEND_RT_VISIBLE_DEVICES" not in env and env["TASK_QUEUE_ENABLE"] == "0"
+    assert runtime_options(host)["device_index"] == 0  # the timed child: its only visible device
+    assert options["device_index"] == logical_index(3)
