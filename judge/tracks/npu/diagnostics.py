@@ -88,13 +88,31 @@ def parse_diagnostics(log: str, cleaner: PathCleaner) -> list[Diagnostic]:
     return found
 
 
-def summarize(diagnostics: list[Diagnostic], *, limit: int = 20) -> str:
-    """A short block for the top of the compile log: the errors first, then a count of the rest."""
+# Errors in CANN's generated files whose cause is in the team's code, with what to do (issue 29 item 9).
+KNOWN_CAUSES: tuple[tuple[str, str], ...] = (
+    ("ascendc_set_exception_dump_info",
+     "the host stub CANN generated for your kernels does not compile: a kernel uses the device assert "
+     "dump (ASSERT_MSG / ENABLE_ASSERT) and the judge builds with ASCENDC_DUMP=0; remove it (plain assert() "
+     "is compiled out)"),
+)
+
+
+def known_cause(log: str) -> str | None:
+    """What the team should change when the log shows a generated file's error their code caused."""
+    for needle, cause in KNOWN_CAUSES:
+        if needle in log:
+            return cause
+    return None
+
+
+def summarize(diagnostics: list[Diagnostic], *, limit: int = 20, log: str = "") -> str:
+    """A short block for the top of the compile log: a known cause, the errors, then a count of the rest."""
     errors = [d for d in diagnostics if d.severity == "error"]
     warnings = [d for d in diagnostics if d.severity == "warning"]
+    cause = known_cause(log) if log else None
     if not errors and not warnings:
-        return ""
-    lines = [f"{len(errors)} error(s), {len(warnings)} warning(s):"]
+        return f"{cause}\n" if cause else ""
+    lines = ([cause] if cause else []) + [f"{len(errors)} error(s), {len(warnings)} warning(s):"]
     lines += [f"  {d.format()}" for d in errors[:limit]]
     if len(errors) > limit:
         lines.append(f"  ... and {len(errors) - limit} more errors")

@@ -127,7 +127,7 @@ class AscendToolchain(Toolchain):
                 self.diagnostics = parse_diagnostics(log, cleaner)
                 # The configure step reads only the judge's template and the CANN tree.
                 verdict = Verdict.IE if step == "configure" else Verdict.CE
-                text = summarize(self.diagnostics) + "\n" + cleaner.text(log)
+                text = summarize(self.diagnostics, log=log) + "\n" + cleaner.text(log)
                 return self._result(verdict, text, started, toolchain, [configure, compile_], limits)
         library = workdir / f"{OUTPUT_NAME}.so"
         self.diagnostics = parse_diagnostics(log, cleaner)

@@ -2,18 +2,25 @@
  * sfag_host.cpp: the host half of the starter kernel: kernel_workspace_bytes and kernel_run.
  *
  * kernel_run checks the arguments, computes the tiling (how the work is split over the vector
- * cores and how much of it fits in the Unified Buffer at once) and enqueues the kernels on
- * args->stream through sfag_launch (in sfag_kernel.cpp). It never synchronises: the judge does.
+ * cores and how much of it fits in the Unified Buffer at once) and enqueues the three kernels on
+ * args->stream through the launchers CANN's ascendc_library generates, one per kernel:
+ * aclrtlaunch_<kernel>(blocks, stream, <the kernel's parameters>), with the tiling struct passed by
+ * pointer (the generator turns a by-value struct parameter into a pointer and copies the struct
+ * into the launch's arguments during the call). It never synchronises: the judge does.
  *
  * NOT YET RUN ON NPU HARDWARE (see README.md). The planning code below is plain C++ and is
- * tested on any machine by tests/judge/npu/test_starter_host.py.
+ * tested on any machine by tests/judge/npu/test_starter_host.py, against the launcher headers
+ * CANN 8.5.0's generator wrote for these kernels (tests/judge/npu/data/cann_v8.5.0/generator).
  */
 #include <stdint.h>
 
+/* First: the generated aclrtlaunch_*.h headers name SfagTiling without declaring it. */
 #include "sfag_tiling.h"
 #include "sparse_flash_attention_grad.h"
 
-extern "C" void sfag_launch(void *stream, const SfagPointers *ptr, const SfagTiling *tiling);
+#include "aclrtlaunch_sfag_finalize.h"
+#include "aclrtlaunch_sfag_main.h"
+#include "aclrtlaunch_sfag_zero.h"
 
 /* kernel_run's error codes (the judge reports a non-zero return as a runtime error). */
 enum {
@@ -22,6 +29,7 @@ enum {
     SFAG_BAD_POINTERS = 2,   /* a required pointer is NULL, or rope pointers disagree with Dr */
     SFAG_TOO_WIDE = 3,       /* D + Dr too wide for this starter's UB layout */
     SFAG_NO_WORKSPACE = 4,   /* the workspace is smaller than kernel_workspace_bytes asked for */
+    SFAG_LAUNCH_FAILED = 5,  /* a generated launcher returned non-zero (the runtime refused the launch) */
 };
 
 namespace {
@@ -134,23 +142,22 @@ extern "C" int kernel_run(const kernel_args *args) {
         return SFAG_NO_WORKSPACE;
     }
     /* The kernels take non-const device addresses; they never write the inputs. */
-    SfagPointers ptr;
-    ptr.q = (uint8_t *)args->q;
-    ptr.qr = (uint8_t *)args->q_rope;
-    ptr.k = (uint8_t *)args->k;
-    ptr.kr = (uint8_t *)args->k_rope;
-    ptr.v = (uint8_t *)args->v;
-    ptr.indices = (uint8_t *)args->sparse_indices;
-    ptr.dout = (uint8_t *)args->d_out;
-    ptr.out = (uint8_t *)args->out;
-    ptr.softmaxMax = (uint8_t *)args->softmax_max;
-    ptr.softmaxSum = (uint8_t *)args->softmax_sum;
-    ptr.dq = (uint8_t *)args->dq;
-    ptr.dqr = (uint8_t *)args->dq_rope;
-    ptr.dk = (uint8_t *)args->dk;
-    ptr.dkr = (uint8_t *)args->dk_rope;
-    ptr.dv = (uint8_t *)args->dv;
-    ptr.workspace = (uint8_t *)args->workspace;
-    sfag_launch(args->stream, &ptr, &tiling);
+    void *q = (void *)args->q, *qr = (void *)args->q_rope, *k = (void *)args->k, *kr = (void *)args->k_rope;
+    void *v = (void *)args->v, *indices = (void *)args->sparse_indices, *dout = (void *)args->d_out;
+    void *out = (void *)args->out, *softmaxMax = (void *)args->softmax_max, *softmaxSum = (void *)args->softmax_sum;
+    void *workspace = (void *)args->workspace;
+    uint32_t blocks = static_cast<uint32_t>(tiling.blocks);
+    /* Three launches on the caller's stream, in order (stream order separates them). */
+    if (ACLRT_LAUNCH_KERNEL(sfag_zero)(blocks, args->stream, workspace, &tiling) != 0) {
+        return SFAG_LAUNCH_FAILED;
+    }
+    if (ACLRT_LAUNCH_KERNEL(sfag_main)(blocks, args->stream, q, qr, k, kr, v, indices, dout, out, softmaxMax,
+                                       softmaxSum, args->dq, args->dq_rope, workspace, &tiling) != 0) {
+        return SFAG_LAUNCH_FAILED;
+    }
+    if (ACLRT_LAUNCH_KERNEL(sfag_finalize)(blocks, args->stream, args->dk, args->dk_rope, args->dv, workspace,
+                                           &tiling) != 0) {
+        return SFAG_LAUNCH_FAILED;
+    }
     return SFAG_OK;
 }

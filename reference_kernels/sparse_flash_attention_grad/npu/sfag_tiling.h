@@ -2,17 +2,20 @@
  * sfag_tiling.h: what the host computes once per call and every AI core reads (the "tiling").
  *
  * Shared by the host file (sfag_host.cpp, compiled by the host C++ compiler) and the kernel
- * file (sfag_kernel.cpp, compiled by bisheng), so it holds plain integers only. The kernels
- * get it by value as their last argument.
+ * files (sfag_*_kernel.cpp, compiled by bisheng), so it holds plain integers only. Each kernel
+ * takes it by value as its last parameter; the launchers CANN generates for them
+ * (aclrtlaunch_<kernel>, and the <<<>>> form, which calls them) take it by POINTER:
+ *     aclrtlaunch_sfag_zero(uint32_t blockDim, aclrtStream stream, void* workspace, SfagTiling* tiling)
+ * (CANN 8.5.0's extract_host_stub.py, tiling_add_pointer; its output for these kernels is recorded in
+ * tests/judge/npu/data/cann_v8.5.0/generator). The generated headers name SfagTiling without
+ * declaring it: include this header before them.
  *
  * Written `struct SfagTiling { ... };`, at file scope, in the form of Huawei's kernel-launch
  * samples (`struct AddCustomTilingData { ... };`): CANN's stub generator finds a kernel's
  * struct-typed parameters with the pattern ^\s*struct\s+(\w+)\s*\{ over the preprocessed
- * kernel file (cannmirror/asc-devkit, cmake/asc/legacy_modules/util/constants.py, STRUCT) and
+ * kernel file (cannmirror/asc-devkit v8.5.0, cmake/asc/legacy_modules/util/constants.py, STRUCT) and
  * copies the struct into the generated host_stub.cpp. `typedef struct X {...} X;` or a struct
  * inside a namespace is not found, and host_stub.cpp then names a type it never declares.
- * The generated aclrtlaunch_<kernel> launcher takes such a struct by pointer
- * (extract_host_stub.py, tiling_add_pointer); a <<<>>> launch passes it by value.
  *
  * Starter kernel of the opjudge NPU track. NOT YET RUN ON NPU HARDWARE: written from the
  * Ascend C documentation, correct by construction as far as it was reasoned; see README.md.
@@ -56,12 +59,6 @@ struct SfagTiling {
     int64_t accRows;        /* B * S2 * N2 */
     int64_t accDkOffset, accDkrOffset, accDvOffset;
     int64_t workspaceBytes; /* the accumulators: the user part, after the system workspace */
-};
-
-/* Device addresses for the launch (kernel_args' pointers, as the kernels take them). */
-struct SfagPointers {
-    uint8_t *q, *qr, *k, *kr, *v, *indices, *dout, *out, *softmaxMax, *softmaxSum;
-    uint8_t *dq, *dqr, *dk, *dkr, *dv, *workspace;
 };
 
 #endif /* SFAG_TILING_H */

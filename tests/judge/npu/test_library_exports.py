@@ -23,7 +23,7 @@ from judge.results import BuildResult
 from judge.toolchains.base import SourceFile
 from judge.tracks.npu.toolchain import EXPORTS_NAME, AscendToolchain
 from judge.verdict import Verdict
-from tests.judge.npu.conftest import REPO, LocalSandbox
+from tests.judge.npu.conftest import DATA, REPO, LocalSandbox
 
 STARTER = REPO / "reference_kernels" / "sparse_flash_attention_grad" / "npu"
 ABI = {"kernel_run", "kernel_workspace_bytes"}
@@ -52,12 +52,22 @@ DEVICE_ONLY = b"""#include "sparse_flash_attention_grad.h"
 extern "C" int only_helper(int x) { return x; }
 extern "C" int kernel_run(const kernel_args *a) { return a->stream ? only_helper(0) : 5; }
 """
-# The starter's sfag_kernel.cpp needs bisheng; its host-side contract is one extern "C" wrapper.
-STARTER_DEVICE_STAND_IN = b"""#include "sfag_tiling.h"
-extern "C" void sfag_launch(void *stream, const SfagPointers *ptr, const SfagTiling *tiling) {
-    (void)stream; (void)ptr; (void)tiling;
+# The starter's kernel files need bisheng; on the host side they come down to the three launchers CANN
+# generates (host_stub.cpp defines them): stand-ins with the generated signatures.
+STARTER_DEVICE_STAND_IN = b"""#include <stdint.h>
+#include "sfag_tiling.h"
+extern "C" uint32_t aclrtlaunch_sfag_zero(uint32_t, void *, void *, SfagTiling *) { return 0; }
+extern "C" uint32_t aclrtlaunch_sfag_main(uint32_t, void *, void *, void *, void *, void *, void *, void *,
+                                          void *, void *, void *, void *, void *, void *, void *, SfagTiling *) {
+    return 0;
+}
+extern "C" uint32_t aclrtlaunch_sfag_finalize(uint32_t, void *, void *, void *, void *, void *, SfagTiling *) {
+    return 0;
 }
 """
+# Where sfag_host.cpp finds the generated aclrtlaunch_*.h (CANN 8.5.0's generator's output for the starter).
+GENERATED = DATA / "cann_v8.5.0" / "generator" / "out" / "sfag_library" / "include"
+STANDIN = DATA / "cann_v8.5.0" / "generator" / "standin_host_include"
 
 
 def _needs_binutils() -> None:
@@ -66,12 +76,13 @@ def _needs_binutils() -> None:
             pytest.skip(f"needs {tool} (binutils) to read the built library")
 
 
-def _build(tmp_path: Path, host: HostConfig, include_dir: Path, sources: list[SourceFile]) -> BuildResult:
+def _build(tmp_path: Path, host: HostConfig, include_dir: Path, sources: list[SourceFile],
+           *more_includes: Path) -> BuildResult:
     workdir = tmp_path / "build"
     workdir.mkdir()
     for source in sources:
         (workdir / source.name).write_bytes(source.content)
-    return AscendToolchain(host).build(sources=sources, include_dirs=[include_dir], workdir=workdir,
+    return AscendToolchain(host).build(sources=sources, include_dirs=[include_dir, *more_includes], workdir=workdir,
                                        limits=Limits(), sandbox=LocalSandbox())
 
 
@@ -116,8 +127,8 @@ def test_the_starters_host_half_passes_the_export_check(tmp_path: Path, npu_host
     # sfag_plan is extern "C" and non-static (test_starter_host.py calls it): reported before the fix.
     _needs_binutils()
     sources = [SourceFile(name, (STARTER / name).read_bytes()) for name in ("sfag_host.cpp", "sfag_tiling.h")]
-    sources.append(SourceFile("sfag_kernel.cpp", STARTER_DEVICE_STAND_IN))
-    result = _build(tmp_path, npu_host, include_dir, sources)
+    sources.append(SourceFile("sfag_launchers_kernel.cpp", STARTER_DEVICE_STAND_IN))
+    result = _build(tmp_path, npu_host, include_dir, sources, GENERATED, STANDIN)
     assert result.ok, result.log
     assert result.library_path is not None
     assert _dynamic_exports(result.library_path) == ABI

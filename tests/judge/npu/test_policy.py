@@ -30,7 +30,8 @@ def test_the_registry_serves_the_npu_rules() -> None:
 def test_the_starter_kernel_passes_the_policy_it_ships_with() -> None:
     sources = [SourceFile(name=p.name, content=p.read_bytes()) for p in sorted(STARTER.iterdir())
                if p.suffix in (".cpp", ".h")]
-    assert {s.name for s in sources} == {"sfag_kernel.cpp", "sfag_host.cpp", "sfag_tiling.h"}
+    assert {s.name for s in sources} == {"sfag_zero_kernel.cpp", "sfag_main_kernel.cpp", "sfag_finalize_kernel.cpp",
+                                         "sfag_device.h", "sfag_host.cpp", "sfag_tiling.h"}
     assert check_sources(Backend.NPU, sources, Limits(), problem_headers=PROBLEM_HEADER) == []
 
 

@@ -1,0 +1,8 @@
+set(MIX_SOURCES
+)
+set(AIV_SOURCES
+    /tmp/opjudge-cann-v8.5.0-regen/assert_msg_kernel_kernel/build/auto_gen/opjudge_kernels/auto_gen_assert_msg_kernel_kernel.cpp
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/assert_msg_kernel_kernel/build/auto_gen/opjudge_kernels/auto_gen_assert_msg_kernel_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ASCENDC_DUMP_ASSERT_ONLY;auto_gen_checked_scale_kernel=checked_scale_0;ONE_CORE_DUMP_SIZE=1024"
+)

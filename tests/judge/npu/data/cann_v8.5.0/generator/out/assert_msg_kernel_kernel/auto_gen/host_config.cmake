@@ -1,0 +1,3 @@
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/assert_msg_kernel_kernel/src/assert_msg_kernel_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1024"
+)

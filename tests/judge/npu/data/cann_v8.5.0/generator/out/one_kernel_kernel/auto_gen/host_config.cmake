@@ -1,0 +1,3 @@
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/one_kernel_kernel/src/one_kernel_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)

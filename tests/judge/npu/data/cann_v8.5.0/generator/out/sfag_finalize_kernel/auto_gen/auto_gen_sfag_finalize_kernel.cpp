@@ -1,0 +1,51 @@
+#ifndef __SFAG_FINALIZE_KERNEL__KERNEL_FUN_H__
+#define __SFAG_FINALIZE_KERNEL__KERNEL_FUN_H__
+
+#undef __global__
+#define __global__ inline
+#define sfag_finalize sfag_finalize_origin
+#include "/tmp/opjudge-cann-v8.5.0-regen/sfag_finalize_kernel/src/sfag_finalize_kernel.cpp"
+
+#undef sfag_finalize
+#undef __global__
+#if ASCENDC_CPU_DEBUG
+#define __global__
+#else
+#define __global__ __attribute__((cce_kernel))
+#endif
+
+#ifndef ONE_CORE_DUMP_SIZE
+#define ONE_CORE_DUMP_SIZE 1048576 * 1
+#endif
+
+extern "C" __global__ [aicore] void auto_gen_sfag_finalize_kernel(
+__attribute__((cce_global)) uint8_t* dk, __attribute__((cce_global)) uint8_t* dkr, __attribute__((cce_global)) uint8_t* dv, __attribute__((cce_global)) uint8_t* workspace, SfagTiling tiling, GM_ADDR overflow_status) {
+#if defined(HAVE_WORKSPACE)
+    GM_ADDR workspace_param;
+    GM_ADDR workspace_usr;
+#if defined(HAVE_TILING)
+    workspace_param = workspace;
+#else
+    workspace_param = tiling;
+#endif
+    AscendC::SetSysWorkspaceForce(workspace_param);
+    workspace_usr = AscendC::GetUserWorkspace(workspace_param);
+#if defined(HAVE_TILING)
+    workspace = workspace_usr;
+#else
+    tiling = workspace_usr;
+#endif
+#endif
+    sfag_finalize_origin(dk, dkr, dv, workspace, tiling);
+#if defined(ASCENDC_DUMP) && defined(ASCENDC_DEBUG)
+    AscendC::WriteBackOverflow(overflow_status);
+#endif
+#if defined(__DAV_C310__) || defined(__DAV_310R6__)
+    pipe_barrier(PIPE_ALL);
+    dsb(mem_dsb_t::DSB_ALL);
+    dci();
+#endif
+}
+
+static const struct FunLevelKType sfag_finalize_section __attribute__ ((used, section (".ascend.meta.sfag_finalize_0"))) = { { {F_TYPE_KTYPE, sizeof(unsigned int)}, K_TYPE_AIV} };
+#endif

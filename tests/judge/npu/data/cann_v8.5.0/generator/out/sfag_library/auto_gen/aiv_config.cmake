@@ -1,0 +1,16 @@
+set(MIX_SOURCES
+)
+set(AIV_SOURCES
+    /tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_finalize_kernel.cpp
+    /tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_main_kernel.cpp
+    /tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_zero_kernel.cpp
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_finalize_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS ";auto_gen_sfag_finalize_kernel=sfag_finalize_0;ONE_CORE_DUMP_SIZE=1048576"
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_main_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS ";auto_gen_sfag_main_kernel=sfag_main_1;ONE_CORE_DUMP_SIZE=1048576"
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/build/auto_gen/opjudge_kernels/auto_gen_sfag_zero_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS ";auto_gen_sfag_zero_kernel=sfag_zero_2;ONE_CORE_DUMP_SIZE=1048576"
+)

@@ -1,0 +1,9 @@
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/src/sfag_finalize_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/src/sfag_main_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/sfag_library/src/sfag_zero_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)

@@ -1,0 +1,6 @@
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/team_library/src/one_kernel_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)
+set_source_files_properties(/tmp/opjudge-cann-v8.5.0-regen/team_library/src/two_kernels_kernel.cpp
+    PROPERTIES COMPILE_DEFINITIONS "ONE_CORE_DUMP_SIZE=1048576"
+)
