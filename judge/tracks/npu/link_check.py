@@ -8,8 +8,9 @@ allow-list) this check reads every object the link put in, sorts them, and holds
 - CANN's runtime objects: the archive members whose bytes are those of a member of
   `$ASCEND_HOME/lib64/libascendc_runtime.a` (what host_intf.cmake extracts and function.cmake links):
   CANN's shipped code, trusted as it is;
-- the generated `host_stub.cpp.o`: CANN's generator's calls, plus what a team may call (it copies
-  the team's tiling structs in), and the generator's one load-time constructor;
+- the generated `host_stub.cpp.o`: CANN's recorded imports (cann_symbols.py, which include the generator's
+  own host stubs' at the pinned version), plus what a team may call (it copies the team's tiling structs
+  in), and the generator's one load-time constructor;
 - everything else (the host sources, the kernels' host-pass objects): the team's own, held to the
   team's allow-list (`judge.tracks.npu.policy.TEAM_RULES`) and to no load-time constructor, but the
   one `<iostream>` gives a translation unit with GCC before 13 (CANN's own tiling headers include it).
@@ -27,8 +28,8 @@ from judge.policy.common import COMPILER_WEAK
 from judge.policy.rules import BackendRules
 from judge.results import PolicyFinding
 from judge.tracks.npu.cann_symbols import (
+    CANN_OBJECT_CALLS,
     CANN_OBJECT_PATTERNS,
-    HOST_STUB_CALLS,
     HOST_STUB_INIT_ENTRIES,
     HOST_STUB_OBJECT,
     RUNTIME_ARCHIVE,
@@ -96,7 +97,7 @@ def check_linked_objects(objects: LinkedObjects, team_rules: BackendRules) -> li
                         "move it inside kernel_run"))
 
     def stub_allowed(name: str) -> bool:
-        return (team_rules.import_allowed(name) or name in HOST_STUB_CALLS
+        return (team_rules.import_allowed(name) or name in CANN_OBJECT_CALLS
                 or any(re.fullmatch(p, name) for p in CANN_OBJECT_PATTERNS))
 
     for obj in objects.stub:

@@ -111,6 +111,7 @@ _LAUNCH_PATTERNS = (
     # Host code is compiled with _GLIBCXX_USE_CXX11_ABI=0 like CANN's (host_intf.cmake in asc-devkit):
     # std::string is the old-ABI one; <iostream> (which CANN's tiling headers include) adds ios_base::Init.
     r"_ZN?K?Ss\w*",
+    r"_ZNSaIcE\w+",  # std::allocator<char>, which old-ABI strings import at -O0
     r"_ZNSt8ios_base4Init[CD][12]Ev",
     # The tiling and platform APIs host code may call (tiling/tiling_api.h in libtiling_api.a,
     # tiling/platform/platform_ascendc.h in libplatform.so).
@@ -162,6 +163,6 @@ RULES = dataclasses.replace(
     TEAM_RULES,
     allowed_imports=TEAM_RULES.allowed_imports | CANN_OBJECT_CALLS,
     allowed_import_patterns=(*TEAM_RULES.allowed_import_patterns, *CANN_OBJECT_PATTERNS,
-                             r"mm[A-Z]\w+"),  # mmpa, as CANN's runtime stub uses it
+                             r"mm[A-Z]\w+"),  # mmpa, as CANN's static libraries (libtiling_api.a) may use it
     init_array_entries=64,
 )
