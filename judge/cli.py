@@ -119,12 +119,37 @@ def doctor_command(
     sandbox: Annotated[str, typer.Option(envvar=SANDBOX_ENV)] = "auto",
     cache_dir: Annotated[Path, typer.Option(envvar="OPJUDGE_CACHE_DIR", help="the workers' cache folder")] = (
         DEFAULT_CACHE_DIR),
+    baselines: Annotated[str | None, typer.Option(
+        help="a problem slug: run every timed case's baseline once and say which baseline times it")] = None,
+    backend: Annotated[str, typer.Option(help="with --baselines: cpu, cuda or npu")] = "cpu",
 ) -> None:
-    """Report toolchains, devices, sandbox and versions of every backend on this host."""
+    """Report toolchains, devices, sandbox and versions of every backend on this host.
+
+    With --baselines PROBLEM: also run every timed case's baseline once on BACKEND (before a contest)."""
     from judge.doctor import doctor_report, render_doctor
 
     host = host_config(backend=Backend.CPU, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(tempfile.gettempdir()))
     print(render_doctor(doctor_report(host)))
+    if baselines is None:
+        return
+    from judge.baseline_selfcheck import BaselineSourcesMissing, check_baselines
+
+    try:
+        chosen_backend = Backend(backend)
+        loaded = load_problem(baselines)
+        loaded.cases_for(chosen_backend)
+    except (ValueError, UserFacingError) as exc:
+        raise usage_error(str(exc)) from None
+    print()
+    with tempfile.TemporaryDirectory(prefix="opjudge-baselines-") as work:
+        run_host = host_config(backend=chosen_backend, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(work))
+        try:
+            report = check_baselines(loaded, chosen_backend, run_host)
+        except BaselineSourcesMissing as exc:
+            raise usage_error(str(exc)) from None
+    print(report.render())
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def main() -> None:

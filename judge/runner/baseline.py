@@ -42,6 +42,10 @@ class BaselineRunner:
 
     def __init__(self, session: RunnerSession) -> None:
         self.session = session
+        self._case = ""
+        # Cases the vendor operator failed on, so the baseline kernel timed them (child.py, _vendor_runs):
+        # the organisers' concern, read by the pipeline after timing; the reason may quote a private case.
+        self.vendor_failures: dict[str, str] = {}
 
     def __enter__(self) -> BaselineRunner:
         with self._judges_fault("start"):
@@ -60,10 +64,17 @@ class BaselineRunner:
     def set_case(self, case: Case, timeout_s: float) -> None:
         with self._judges_fault("set a case"):  # not its name: a private case's can say its sizes
             self.session.set_case(case, timeout_s)
+        self._case = case.name
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
         with self._judges_fault("run a call"):
-            return self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
+            outcome = self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
+        if outcome.vendor_failed and self._case not in self.vendor_failures:
+            self.vendor_failures[self._case] = outcome.vendor_failed
+            log.error("the vendor baseline failed on case %s, which its contract says it takes, so the baseline "
+                      "kernel timed it: %s (run `opjudge doctor --baselines` and fix the contract)",
+                      self._case, outcome.vendor_failed)
+        return outcome
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, Any]:
         """The outputs of the last call, for the oracle's check of the baseline (judge/baseline_check.py)."""

@@ -87,6 +87,8 @@ class Child:
         track = get_track(Backend(hello["backend"]))
         self.runtime = track.make_runtime(hello["runtime"])
         self.vendor = None  # a baseline called through Python (a vendor operator), where the track has one
+        self.vendor_tried: set[str] = set()  # cases the vendor operator was tried on (_vendor_runs)
+        self.vendor_failed: dict[str, str] = {}  # case name -> why it failed there
         if hello.get("python_baseline") and track.python_baseline is not None:
             self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
         self.workspace_limit = int(hello["workspace_limit_bytes"])
@@ -190,11 +192,15 @@ class Child:
         vendor = self.vendor if lib == "baseline" else None
         if vendor is not None and vendor.unsupported_reason(case.params, case.dtype, case.flags) is None:
             prepared = vendor.prepare(device_inputs, scalars)  # untimed, like packing kernel_args
+            if not self._vendor_runs(case, vendor, prepared):
+                vendor = None  # it failed on this case: the baseline kernel times it instead
+        else:
+            vendor = None
+        if vendor is not None:
 
             def invoke() -> int:
                 return int(vendor.run(prepared))
         else:
-            vendor = None
             invoke = self._library_call(lib, device_inputs, outputs, scalars)
             if invoke is None:
                 return
@@ -261,10 +267,34 @@ class Child:
             "tampering": tampering,
             "phases_ns": phases.laps,
             "launches": -1 if launches is None else int(launches),
+            **({"vendor_failed": self.vendor_failed[case.name]} if lib == "baseline" and case.name in
+               self.vendor_failed else {}),
             **({"main_thread_ns": {"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}}
                if profile else {}),
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
         })
+
+    def _vendor_runs(self, case: Case, vendor: Any, prepared: dict[str, Any]) -> bool:
+        """Whether the vendor operator runs this case: tried once per case, untimed, before its first use.
+
+        An operator can refuse a case its adapter's contract says it takes (a vendor release's tiling
+        check, say). Then the baseline kernel times the case, the call report says why
+        (`vendor_failed`), and the worker names it in the run's report and its log: the judge's
+        concern, never the team's IE (docs/npu-worker.md, "Baselines")."""
+        if case.name in self.vendor_failed:
+            return False
+        if case.name in self.vendor_tried:
+            return True
+        self.vendor_tried.add(case.name)
+        try:
+            vendor.run(prepared)
+            self.runtime.synchronize()
+        except Exception as exc:  # whatever the operator raises: it is not the team's
+            self.vendor_failed[case.name] = f"{type(exc).__name__}: {exc}"[:400]
+            print(f"opjudge: the vendor baseline failed on case {case.name}: {self.vendor_failed[case.name]}",
+                  file=sys.stderr, flush=True)
+            return False
+        return True
 
     def empty_call(self) -> None:
         """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's

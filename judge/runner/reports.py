@@ -36,6 +36,9 @@ class CallReport:
     # and "wait" (run queue) in ns; the kernel could forge it, and it only ever reaches its own profile.
     main_thread_ns: dict[str, int]
     launches: int = -1  # kernel launches the call made where the clock counts them (NPU device timing), else -1
+    # The baseline's child only: why the vendor operator failed on this case, so the baseline kernel ran
+    # instead (child.py); "" otherwise. Read from the baseline's report alone (no team code runs there).
+    vendor_failed: str = ""
 
 
 def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallReport:
@@ -53,12 +56,14 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
             phases_ns=_phases(header.get("phases_ns", {})),
             launches=_launches(header.get("launches", -1)),
             main_thread_ns=_main_thread(header.get("main_thread_ns", {})),
+            vendor_failed=str(header.get("vendor_failed", ""))[:MAX_VENDOR_FAILURE_CHARS],
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolViolation(f"a call report that no runner sends ({type(exc).__name__})") from None
     return report
 
 
+MAX_VENDOR_FAILURE_CHARS = 400
 _TAMPERING = re.compile(r"the (?:handler of (SIG[A-Z0-9+]{1,12})|memory protection of (\w{1,64})) was changed")
 _PHASE = re.compile(r"[a-z_]{1,32}")
 

@@ -73,6 +73,7 @@ class CallOutcome:
     worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
     launches: int = -1  # kernel launches the call made, where the clock counts them (NPU device timing)
     main_thread_ns: dict[str, int] = field(default_factory=dict)  # profiled calls: the main thread's cpu/wait
+    vendor_failed: str = ""  # the baseline's calls: the vendor operator failed on the case (reports.py)
 
 
 class CallProbe(Protocol):
@@ -331,6 +332,7 @@ class RunnerSession:
             tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
             launches=report.launches,
             main_thread_ns=report.main_thread_ns,
+            vendor_failed=report.vendor_failed,
         )
 
     def empty_call(self, timeout_s: float) -> int:

@@ -100,7 +100,7 @@ def check_kernel_signatures(name: str, code: str) -> list[str]:
         raise ProjectError(
             f"{name}: defines {len(kernels)} kernels ({names}); put each __global__ kernel in its own *_kernel.cpp "
             "file: CANN's ascendc_library supports one kernel function per kernel file (with more, it files a "
-            "kernel's metadata under another kernel's index; see docs/npu-worker.md, \"One kernel per file\")")
+            "kernel's metadata under another kernel's index; see docs/npu-worker.md, \"Checked against CANN 8.5.0\")")
     for match in kernels:
         kernel, params = match.group(1), [p.strip() for p in match.group(2).split(",") if p.strip()]
         workspace = params[-2] if len(params) >= 2 else ""
