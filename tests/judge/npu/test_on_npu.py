@@ -71,7 +71,7 @@ def test_starter_builds_and_its_library_passes_the_library_policy(tmp_path: Path
           "team:", [o.name for o in objects.team])
     assert objects.cann, "no member of lib64/libascendc_runtime.a found in the kernel archive: link_check.py is blind"
     unlisted = sorted({n for o in objects.cann for n in o.undefined if not RULES.import_allowed(n)})
-    print("CANN object imports not in cann_symbols.py (add them):", unlisted)
+    print("CANN object imports the recorded lists lack (record them: data/cann_v8.5.0/symbols):", unlisted)
     findings = check_library(Backend.NPU, Path(result.library_path or ""))
     # Printed so a first run on hardware shows what the allow-lists in judge/tracks/npu/policy.py miss.
     print("\n".join(f"{f.rule}: {f.message}" for f in findings))
