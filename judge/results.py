@@ -48,6 +48,7 @@ class OutputCheck:
     allowed_abs_err: float  # the bound max_abs_err had to meet
     allowed_mere: float  # the bound MERE had to meet
     reason: str = ""  # why it failed, in words (NaN, Inf, too large, ...)
+    mere_floor: float = 0.0  # MERE and MARE were taken over |G| >= this (0: not recorded, older runs)
 
 
 @dataclass

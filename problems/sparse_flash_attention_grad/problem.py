@@ -153,6 +153,19 @@ def reference(case: Case, inputs: dict[str, Any]) -> dict[str, torch.Tensor] | N
         return backward(sizes(case), inputs, mode="reference", out_dtype=DTYPES[case.dtype])
 
 
+def mere_floor(tol: dict[str, Any], truth: torch.Tensor) -> float:
+    """|G| below this is left out of MERE (docs/rules.md, "Pass rule"): the dtype's floor, times
+    max(1, max|G|) where the dtype's tolerance says `mere_floor_relative` (float32: the output's own
+    scale, so elements far below an output's maximum, whose relative error is float32 rounding of
+    much larger terms, do not decide MERE)."""
+    floor = float(tol["mere_floor"])
+    if tol.get("mere_floor_relative", False):
+        finite = truth[torch.isfinite(truth)]
+        scale = float(finite.abs().max()) if finite.numel() else 0.0
+        floor *= max(1.0, scale)
+    return floor
+
+
 def check(
     case: Case,
     outputs: dict[str, Any],
@@ -164,16 +177,15 @@ def check(
     results = {}
     for name, truth in oracle.items():
         x = outputs[name]
-        stats = error_stats(x, truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
+        floor = mere_floor(tol, truth)
+        stats = error_stats(x, truth, floor=floor, rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
         if case.dtype == "float32":
             allowed_abs = tol["abs_factor"] * max(1.0, stats.max_abs_truth)
             allowed_mere = tol["mere"]
         else:
             if reference is None:
                 raise ValueError(f"{case.dtype} case {case.name} needs the reference R")
-            ref = error_stats(
-                reference[name], truth, floor=tol["mere_floor"], rtol=tol["mixed_tol"], atol=tol["mixed_tol"]
-            )
+            ref = error_stats(reference[name], truth, floor=floor, rtol=tol["mixed_tol"], atol=tol["mixed_tol"])
             allowed_abs = tol["ref_factor"] * ref.max_abs_err + tol["atol"]
             allowed_mere = tol["mere_ref_factor"] * ref.mere + tol["mere_slack"]
         reasons = []
@@ -192,6 +204,7 @@ def check(
             allowed_abs_err=allowed_abs,
             allowed_mere=allowed_mere,
             reason=f"{name}: {'; '.join(reasons)}" if reasons else "",
+            mere_floor=floor,
         )
     return results
 

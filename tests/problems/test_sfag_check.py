@@ -132,3 +132,31 @@ def test_work_counts_the_pairs_of_the_dense_mask(sfag, case_factory, dense, flag
     pairs = int(dense.mask(case.params, inputs["sparse_indices"]).sum()) * 2  # G = 2 heads per KV head
     flops, _ = sfag.work(case, inputs)
     assert flops == pairs * (6 * 12 + 4 * 8) > 0
+
+
+def test_the_float32_mere_floor_is_relative_to_the_outputs_scale(sfag, case_factory):
+    """2^-14 * max(1, max|G|) (issue 30): elements far below an output's maximum, whose relative error is
+    float32 rounding of much larger terms, no longer decide MERE; the max rule still holds them."""
+    case, truth, _ = _setup(sfag, case_factory, "float32")
+    scaled, outputs = {}, {}
+    for name, g in truth.items():  # half the elements at 1000, half at 0.01: a wide dynamic range
+        big = torch.arange(g.numel()).reshape(g.shape) % 2 == 0
+        scaled[name] = torch.where(big, 1000.0, 0.01).to(torch.float64)
+        outputs[name] = torch.where(big, 1000.0, 0.01 * (1 + 5e-2)).to(torch.float32)  # 5 % off, tiny in absolute
+    checks = sfag.check(case, outputs, scaled, None)
+    for name, c in checks.items():
+        assert c.mere_floor == pytest.approx(2.0**-14 * max(1.0, float(scaled[name].abs().max())))
+        assert c.passed, (name, c.reason)
+    # With the absolute floor those elements would count: the same outputs fail its MERE.
+    from judge.checking import error_stats
+
+    failing = [name for name, g in scaled.items()
+               if error_stats(outputs[name], g, floor=2.0**-14, rtol=2.0**-13, atol=2.0**-13).mere > 2.0**-13]
+    assert failing, "the test's outputs no longer tell the two floors apart"
+
+
+def test_the_reduced_precision_floors_stay_absolute(sfag, case_factory):
+    for dtype, floor in (("float16", 2.0**-11), ("bfloat16", 2.0**-8)):
+        case, truth, ref = _setup(sfag, case_factory, dtype)
+        checks = sfag.check(case, _as_kernel_output(truth, sfag.DTYPES[dtype]), truth, ref)
+        assert {c.mere_floor for c in checks.values()} == {floor}
