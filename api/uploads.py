@@ -44,8 +44,9 @@ class UploadForm:
     mode: RunMode = RunMode.RANKED  # judging.md "Run modes"; an upload without the field is ranked
 
 
-def check_file_name(name: str) -> str:
-    """The name unchanged when it is a plain source file name; UploadInvalidError saying why not.
+def check_file_name(name: str, backend: Backend | None = None) -> str:
+    """The name unchanged when it is a plain source file name (of a type `backend`'s policy accepts,
+    when given); UploadInvalidError saying why not.
 
     The engine's rule (judge.submission.check_name) decides, so the API never
     accepts a name a worker would refuse; the first checks only word the
@@ -58,7 +59,7 @@ def check_file_name(name: str) -> str:
     if name.startswith("."):
         raise UploadInvalidError(f"file name {name!r} is hidden or a parent-directory reference")
     try:
-        return check_name(name)
+        return check_name(name, backend)
     except SubmissionFormatError as error:
         raise UploadInvalidError(str(error)) from None
 
@@ -180,7 +181,7 @@ def _form(parts: list[_Part]) -> UploadForm:
             continue
         if part.name not in ("files", "file"):
             raise UploadInvalidError(f"unexpected file field {part.name!r}; send source files as 'files'")
-        name = check_file_name(part.filename)
+        name = check_file_name(part.filename, backend)
         if name in seen:
             raise UploadInvalidError(f"file {name!r} appears twice")
         seen.add(name)

@@ -86,7 +86,7 @@ def judge_command(
         loaded = load_problem(problem)
         loaded.cases_for(chosen_backend)
         host_limits = get_track(chosen_backend).limits
-        sources = read_sources(files, host_limits)
+        sources = read_sources(files, host_limits, chosen_backend)
     except UserFacingError as exc:
         raise usage_error(str(exc)) from None
     request = JudgeRequest(problem=loaded, backend=chosen_backend, sources=sources,

@@ -5,17 +5,27 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from judge.backends import Backend
 from judge.errors import SubmissionFormatError
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
 
-MAX_NAME_CHARS = 100
+MAX_NAME_CHARS = 64  # the source policy's limit (judge/policy/sources.py), so no name passes here to fail there
 _SAFE_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_NAME_CHARS - 1}}}$")
-ALLOWED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh", ".txt")
 
 
-def check_name(name: str) -> str:
-    """The file name as given, or SubmissionFormatError saying why it is refused."""
+def source_suffixes(backend: Backend | None = None) -> tuple[str, ...]:
+    """The file types a submission to `backend` may hold: its track's policy rules' own list, the one the
+    source check enforces (judge/policy/<backend>.py); with no backend, those of every backend."""
+    from judge.policy import rules_for
+
+    backends = [backend] if backend is not None else list(Backend)
+    return tuple(sorted(set().union(*(rules_for(b).source_suffixes for b in backends))))
+
+
+def check_name(name: str, backend: Backend | None = None) -> str:
+    """The file name as given, or SubmissionFormatError saying why it is refused (for `backend`'s file
+    types when given: a file the policy would refuse is refused here, before it costs a submission)."""
     if "/" in name or "\\" in name or ".." in name:
         raise SubmissionFormatError(f"file name {name!r} must be a plain name, without folders or '..'")
     if len(name) > MAX_NAME_CHARS:
@@ -26,8 +36,10 @@ def check_name(name: str) -> str:
         raise SubmissionFormatError(
             f"file name {name!r} may use only letters, digits, '_', '-' and '.', and must not start with '.'"
         )
-    if not name.endswith(ALLOWED_SUFFIXES):
-        raise SubmissionFormatError(f"file {name!r} is not a source file ({', '.join(ALLOWED_SUFFIXES)})")
+    allowed = source_suffixes(backend)
+    if not name.endswith(allowed):
+        where = f" for the {backend.value} backend" if backend is not None else ""
+        raise SubmissionFormatError(f"file {name!r} is not a source file{where}: accepted are {', '.join(allowed)}")
     return name
 
 
@@ -53,8 +65,8 @@ def check_content(name: str, content: bytes) -> bytes:
     return content
 
 
-def make_sources(files: list[tuple[str, bytes]], limits: Limits) -> list[SourceFile]:
-    """Validate names, sizes, count and duplicates of (name, content) pairs."""
+def make_sources(files: list[tuple[str, bytes]], limits: Limits, backend: Backend | None = None) -> list[SourceFile]:
+    """Validate names (and file types, for `backend`), sizes, count and duplicates of (name, content) pairs."""
     if not files:
         raise SubmissionFormatError("no source file was given")
     if len(files) > limits.max_source_files:
@@ -62,7 +74,7 @@ def make_sources(files: list[tuple[str, bytes]], limits: Limits) -> list[SourceF
     seen: set[str] = set()
     sources = []
     for name, content in files:
-        check_name(name)
+        check_name(name, backend)
         if name in seen:
             raise SubmissionFormatError(f"file name {name!r} is given twice")
         if len(content) > limits.source_limit_bytes:
@@ -76,11 +88,11 @@ def make_sources(files: list[tuple[str, bytes]], limits: Limits) -> list[SourceF
     return sources
 
 
-def read_sources(paths: list[Path], limits: Limits) -> list[SourceFile]:
+def read_sources(paths: list[Path], limits: Limits, backend: Backend | None = None) -> list[SourceFile]:
     """Local files for the CLI; a missing one is a SubmissionFormatError naming it."""
     files = []
     for path in paths:
         if not path.is_file():
             raise SubmissionFormatError(f"no such file: {path}")
         files.append((path.name, path.read_bytes()))
-    return make_sources(files, limits)
+    return make_sources(files, limits, backend)

@@ -35,6 +35,7 @@ from api.store import (
 from api.uploads import UploadForm, read_upload
 from judge.errors import UserFacingError
 from judge.modes import RunMode
+from judge.submission import source_suffixes
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -115,6 +116,11 @@ def team_context(session: Session, viewer: Principal, *, now: datetime, error: s
     return {
         "competition": competition,
         "backends": sorted({b.value for p in competition.problems for b in p.backends}),
+        # The file picker offers the chosen backend's file types (opjudge.js), the ones the upload and
+        # the policy accept (judge.submission.source_suffixes).
+        "suffixes": {b.value: ",".join(source_suffixes(b))
+                     for b in sorted({b for p in competition.problems for b in p.backends}, key=lambda b: b.value)},
+        "all_suffixes": ",".join(source_suffixes()),
         "quota": quotas[RunMode.RANKED],
         "quotas": quotas,
         "waits": waits,

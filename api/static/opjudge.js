@@ -158,6 +158,14 @@
         .then(function () { form.classList.remove("sending"); tick(); });
     });
     if (mode) mode.addEventListener("change", tick);
+    // The file picker offers the chosen backend's file types (its data-accept: the upload's and the
+    // policy's one list), so a file the judge would refuse is not offered.
+    var backend = form.querySelector("#backend"), files = form.querySelector("#files");
+    function accept() {
+      var chosen = backend && backend.options[backend.selectedIndex];
+      if (chosen && files && chosen.getAttribute("data-accept")) files.setAttribute("accept", chosen.getAttribute("data-accept"));
+    }
+    if (backend) { backend.addEventListener("change", accept); accept(); }
     tick();
   }
 

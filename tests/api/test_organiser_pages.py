@@ -96,3 +96,17 @@ def test_the_reaudit_page_starts_a_job_and_lists_its_refusals(
         ctx.close()
     done = pages.get("/admin/c/cup/reaudit")
     assert f'href="/s/{bad}"' in done.text and "bravo" in done.text and "kernel.cpp:3" in done.text
+
+
+def test_the_team_pages_file_picker_offers_each_backends_own_file_types(
+    pages: TestClient, settings: Settings, session: Session, contest: Contest, clock: Clock
+) -> None:
+    """The picker's types are the upload's and the policy's one list (issue 30 item 5): no `.inc`."""
+    from judge.backends import Backend
+    from judge.submission import source_suffixes
+
+    open_quotas(session, contest, clock)
+    _as(pages, settings, contest, "alpha")
+    page = pages.get("/team").text
+    assert f'data-accept="{",".join(source_suffixes(Backend.CPU))}"' in page
+    assert f'accept="{",".join(source_suffixes())}"' in page and ".inc" not in page

@@ -97,7 +97,16 @@ def test_good_file_names(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "../x.cpp", "/etc/passwd.h", "a\\b.cpp", ".x.cpp", "a..b.cpp", "x y.cpp",
-                                  "x.cpp\x00.h", "x.sh", "-rf.cpp", "a+b.cpp", "a" * 101 + ".cpp"])  # fmt: skip
+                                  "x.cpp\x00.h", "x.sh", "-rf.cpp", "a+b.cpp", "a" * 61 + ".cpp", "x.inc"])  # fmt: skip
 def test_bad_file_names(name: str) -> None:
     with pytest.raises(UploadInvalidError):
         check_file_name(name)
+
+
+@pytest.mark.parametrize("name,backend", [("kernel.txt", "cpu"), ("kernel.cu", "cpu"), ("x.inc", "cpu"),
+                                          ("kernel.cu", "npu")])
+def test_file_types_the_backends_policy_refuses_are_refused_at_upload(name: str, backend: str) -> None:
+    from judge.backends import Backend
+
+    with pytest.raises(UploadInvalidError, match=f"for the {backend} backend"):
+        check_file_name(name, Backend(backend))
