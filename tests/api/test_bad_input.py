@@ -372,7 +372,7 @@ class TestSmaller:
 
     def test_a_long_file_name_is_told_the_limit(self, client: TestClient, contest: Contest) -> None:
         response = upload(client, contest.auth("alpha"), files=[("k" * 296 + ".cpp", KERNEL)])
-        assert response.status_code == 422 and "300 characters long; the limit is 100" in _detail(response)
+        assert response.status_code == 422 and "300 characters long; the limit is 64" in _detail(response)
 
     def test_tokens_of_an_unknown_team(self, client: TestClient, contest: Contest) -> None:
         for method in ("get", "post"):
