@@ -35,6 +35,12 @@ class Limits:
     # torch threads of the worker's float64 oracle when it runs on the CPU; 0 = all cores. One on
     # shared hosts (docs/benchmarks.md, "Oracle"); all where the oracle's cases are large (NPU).
     oracle_threads: int = 1
+    # A timing phase the host disturbed (judge/hostload.py) is run again, within the run and outside
+    # its time limit, up to this many phases in all, after pauses of backoff, 2 x backoff, ...
+    # (judge/retime.py). 1: never again, the engine's default; the service's workers set 3
+    # (OPJUDGE_DISTURBED_TIMING_ATTEMPTS, workers/settings.py).
+    disturbed_timing_attempts: int = 1
+    disturbed_backoff_s: float = 15.0
 
 
 # 3.5 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target (issue 15), but a

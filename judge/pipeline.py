@@ -25,6 +25,7 @@ from judge.problem import Case
 from judge.profiling.context import ProfileContext
 from judge.profiling.passes import profile_cases
 from judge.results import CaseResult, JudgeResult
+from judge.retime import RetimePolicy, time_until_calm
 from judge.runner.baseline import BaselineFailed, BaselineRunner
 from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
 from judge.runner.protocol import ProtocolViolation
@@ -179,17 +180,34 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
                 reporter.stage(Stage.TIMING)
                 timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
 
+                # The timing phase's attempts after the first (retime.py) are the judge's time: from the end
+                # of the first attempt on, the clock of the run's time limit stands still.
+                first_done: float | None = None
+
+                def judge_time() -> float:
+                    return time.monotonic() - first_done if first_done is not None else 0.0
+
                 def before_case(case: Case) -> None:
                     nonlocal current
                     current = case
-                    _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
+                    _within_run_time(started + judge_time(), limits.run_time_limit_s, checker.oracle_seconds)
 
                 for case_result, case in timed:  # which baseline times each case, for the report and CSV
                     case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
                 phase = TimingPhase(session, baseline, checker, host, runtime_options, track.host_clock,
                                     baseline_names=names)
-                time_cases(phase, timed, result, before_case=before_case,
-                           after_case=lambda c: reporter.note(f"timed {c.name}"))
+                def time_phase() -> None:
+                    nonlocal first_done
+                    time_cases(phase, timed, result, before_case=before_case,
+                               after_case=lambda c: reporter.note(f"timed {c.name}"))
+                    first_done = first_done if first_done is not None else time.monotonic()
+
+                def room_for(seconds: float) -> bool:  # the whole run, the judge's time too, stays in its limit
+                    return time.monotonic() - started - checker.oracle_seconds + seconds < limits.run_time_limit_s
+
+                time_until_calm(time_phase, result,
+                                RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
+                                room_for=room_for, passed=lambda: all(r.passed for r, _ in timed))
                 for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
                     if case.name in baseline.vendor_failures:
                         case_result.baseline = result.host[f"baseline:{case.name}"] = BASELINE_KERNEL

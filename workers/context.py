@@ -114,6 +114,8 @@ class WorkerContext:
         limits = get_track(backend).limits
         if s.case_time_budget_s is not None:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)
+        limits = dataclasses.replace(limits, disturbed_timing_attempts=s.disturbed_timing_attempts,
+                                     disturbed_backoff_s=s.disturbed_backoff_s)
         return HostConfig(
             work_root=s.work_root,
             limits=limits,

@@ -25,6 +25,10 @@ class WorkerSettings(Settings):
     # Timing budget per case and kernel; None: the track's (2 s on the CPU). Tests shorten it.
     case_time_budget_s: float | None = Field(default=None, gt=0)
 
+    # A timing phase on a disturbed host is run again (judge/retime.py): phases in all, and the first pause.
+    disturbed_timing_attempts: int = Field(default=3, ge=1, le=6)
+    disturbed_backoff_s: float = Field(default=15.0, ge=0)
+
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
     reaper_interval_s: float = Field(default=15.0, gt=0)
     # A worker that missed this many heartbeats in a row is lost (its host died or was cut off):

@@ -31,3 +31,13 @@ def test_without_any_setting_the_npu_is_timed_by_events(settings: WorkerSettings
     monkeypatch.delenv("OPJUDGE_NPU_MAX_LAUNCHES", raising=False)
     options = runtime_options(WorkerContext(settings).host_config(Backend.NPU, {}))
     assert (options["timing"], options["max_launches"]) == ("events", 0)
+
+
+def test_the_workers_re_time_disturbed_phases_as_their_settings_say(settings) -> None:  # type: ignore[no-untyped-def]
+    """judge/retime.py's attempts and backoff come from the worker's settings (the engine's default: once)."""
+    from judge.limits import Limits
+
+    assert Limits().disturbed_timing_attempts == 1
+    tuned = settings.model_copy(update={"disturbed_timing_attempts": 4, "disturbed_backoff_s": 2.5})
+    limits = WorkerContext(tuned).host_config(Backend.CPU).limits
+    assert (limits.disturbed_timing_attempts, limits.disturbed_backoff_s) == (4, 2.5)
