@@ -81,9 +81,20 @@ class MessageReader:
             header = json.loads(self._read_exact(header_len, deadline))
         except ValueError as exc:
             raise ProtocolViolation("malformed result header") from exc
+        # Every frame's structure is checked here: a header of another shape (a list, a number) or a blob
+        # list of other entries is the channel's violation, never an exception in the worker (IE).
+        if not isinstance(header, dict) or not all(isinstance(k, str) for k in header):
+            raise ProtocolViolation("malformed result header (not an object)")
+        listed = header.pop("blobs", [])
+        if not isinstance(listed, list):
+            raise ProtocolViolation("malformed result blob list")
         blobs: dict[str, bytes] = {}
-        for name, size in header.pop("blobs", []):
-            if not isinstance(size, int) or size < 0 or size > MAX_BLOB_BYTES or name in blobs:
+        for entry in listed:
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise ProtocolViolation("malformed result blob list")
+            name, size = entry
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_BLOB_BYTES \
+                    or name in blobs:
                 raise ProtocolViolation("malformed result blob list")
             blobs[name] = self._read_exact(size, deadline)
         self._expected_seq += 1

@@ -231,7 +231,10 @@ class RunnerSession:
             self.__exit__()  # a protocol error or a load failure must not leave the child running
             raise
         self._ready = True
-        self.device_info = {str(k): str(v) for k, v in ready.header.get("device", {}).items()}
+        device = ready.header.get("device", {})
+        if not isinstance(device, dict):
+            raise ProtocolViolation("a ready message whose device description is not an object")
+        self.device_info = {str(k): str(v) for k, v in device.items()}
 
     @contextlib.contextmanager
     def _starting(self) -> Iterator[None]:
@@ -315,7 +318,7 @@ class RunnerSession:
         message = self._expect(("armed", "call"), timeout_s)
         if message.header.get("op") == "call" and message.header.get("error") == "workspace":
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
-                               late_writes=[], workspace_requested=int(message.header["requested"]))
+                               late_writes=[], workspace_requested=_requested(message.header))
         if message.header.get("op") != "armed":
             raise ProtocolViolation("the runner answered a call before it was armed")
         if probe is not None:
@@ -409,3 +412,11 @@ class RunnerSession:
         assert self._proc is not None
         raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out,
                          stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail())
+
+
+def _requested(header: dict[str, object]) -> int:
+    """The workspace a refused request asked for; a header without a whole number there is a violation."""
+    value = header.get("requested")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ProtocolViolation("a workspace refusal without the size it asked for")
+    return value

@@ -89,3 +89,20 @@ def test_bytes_sprayed_before_ran_stop_the_wait_but_fail_the_read(pipe):
     reader.wait(0.01)
     with pytest.raises(ProtocolViolation):
         reader.read(1.0)
+
+
+def _forged(header_bytes: bytes) -> bytes:
+    """A frame with the right magic, nonce and sequence number and the header given, as bytes."""
+    from judge.runner.protocol import _PREFIX, MAGIC
+
+    return _PREFIX.pack(MAGIC, NONCE, 0, len(header_bytes)) + header_bytes
+
+
+@pytest.mark.parametrize("header", [b"[]", b"3", b'"op"', b"null", b'{"blobs": 5}', b'{"blobs": [["dq"]]}',
+                                    b'{"blobs": [[1, 2]]}', b'{"blobs": [["dq", true]]}', b'{"blobs": [5]}'])
+def test_a_forged_frame_of_another_shape_is_a_violation_not_a_crash(pipe, header):
+    """Issue 31 item 6: a header `[]` raised TypeError in the worker (IE, a free bit per run)."""
+    r, w = pipe
+    os.write(w, _forged(header))
+    with pytest.raises(ProtocolViolation, match="malformed"):
+        MessageReader(r, NONCE).read(1.0)
