@@ -51,5 +51,5 @@ def signature(row: LeaderboardRow) -> str:
     """A short digest of what a row shows; the page's script flashes rows whose digest changed."""
     cells = ",".join("-" if c is None else f"{c.score}" for c in row.cells)
     shown = (f"{row.rank}|{row.online_score:.6f}|{row.latest_verdict}|{row.last_submission_at}|"
-             f"{row.reviewer_score}|{row.final_score}|{row.live}|{cells}")  # fmt: skip
+             f"{row.reviewer_score}|{row.final_score}|{row.live}|{cells}|{row.disturbed}")  # fmt: skip
     return hashlib.blake2b(shown.encode(), digest_size=6).hexdigest()

@@ -16,6 +16,7 @@ from api.schemas.bounds import IdFilter, SubmissionId
 from api.schemas.judging import (
     AuditPublic,
     DisqualifyCreate,
+    DisturbedRunPublic,
     QueueLoadPublic,
     RejudgeCreate,
     ReproductionCreate,
@@ -40,6 +41,7 @@ from api.store import (
     rejudge,
     start_reproductions,
 )
+from api.store.disturbed import list_disturbed
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -103,6 +105,14 @@ def reproduce(
 def reproductions(slug: str, _admin: AdminDep, session: SessionDep) -> list[ReproductionPublic]:
     competition = get_competition(session, slug=slug)
     return [ReproductionPublic.model_validate(r) for r in list_reproductions(session, competition_id=competition.id)]
+
+
+@router.get("/competitions/{slug}/disturbed", response_model=list[DisturbedRunPublic])
+def disturbed_runs(slug: str, _admin: AdminDep, session: SessionDep) -> list[DisturbedRunPublic]:
+    """Runs timed on a host that stayed disturbed through re-timing, the ones that count first: rejudge their
+    submissions (POST .../rejudge) to re-time them; until then a ranked one stays out of the final ranking."""
+    competition = get_competition(session, slug=slug)
+    return [DisturbedRunPublic.model_validate(r) for r in list_disturbed(session, competition_id=competition.id)]
 
 
 @router.get("/competitions/{slug}/submissions", response_model=list[SubmissionPublic])

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from api.schemas.base import Create, Public
 from api.schemas.bounds import PlainText, SubmissionId, TeamId
 from api.store import RunStatus
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
@@ -54,6 +55,20 @@ class ReproductionPublic(Public):
     flagged: bool
     flag_reason: str
     created_at: datetime
+    finished_at: datetime | None
+
+
+class DisturbedRunPublic(Public):
+    """A run whose host stayed disturbed through its re-timing: rejudge its submission to re-time it."""
+
+    run_id: int
+    submission_id: int
+    team_id: int
+    team_name: str
+    problem: str
+    mode: RunMode
+    counts: bool  # the submission's scored run: marked on the board, left out of a final ranking
+    reason: str
     finished_at: datetime | None
 
 

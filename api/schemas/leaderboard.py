@@ -62,6 +62,8 @@ class LeaderboardRowPublic(Public):
     is_viewer: bool
     live: bool
     is_baseline: bool
+    # Non-empty: a ranked entry's run was timed on a host that stayed disturbed through re-timing (why).
+    disturbed: str = ""
 
 
 class LeaderboardPublic(Public):

@@ -125,6 +125,10 @@ class RunPublic(Public):
     # Which clock timed the run (NPU: "timing" events or device, "timing_detail", "max_launches").
     timing: dict[str, str] = {}
     profiles: list[CaseProfilePublic] = []  # public timed cases of benchmark and ranked runs only
+    # Non-empty: the host stayed disturbed through every timing attempt (the reason); the score may be off
+    # by more than usual, and the run stays out of a final ranking until an organiser re-times it.
+    disturbed: str = ""
+    timing_attempts: int = 1  # timing phases run (more than one: the host was disturbed at first)
 
 
 class FilePublic(Public):

@@ -49,24 +49,24 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
         elif kind is ExportKind.RESULTS:
             yield ["submission_id", "run_id", "team", "problem", "backend", "mode", "verdict", "case", "set", "passed",
                    "median_ns", "baseline_median_ns", "ratio", "gflops", "count", "message", "baseline", "clock",
-                   "launches", "baseline_launches"]  # fmt: skip
+                   "launches", "baseline_launches", "disturbed"]  # fmt: skip
             rows = session.execute(
                 select(Submission.id, Run.id, Team.name, Problem.slug, Submission.backend, Submission.mode, Run.verdict,
-                       CaseResultRow, Run.worker_info)
+                       CaseResultRow, Run.worker_info, Run.disturbed)
                 .join(Run, Run.id == Submission.scored_run_id).join(Team, Team.id == Submission.team_id)
                 .join(Problem, Problem.id == Submission.problem_id)
                 .join(CaseResultRow, CaseResultRow.run_id == Run.id)
                 .where(Submission.competition_id == competition_id)
                 .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
             )  # fmt: skip
-            for sid, rid, team, problem, backend, mode, verdict, c, info in rows:
+            for sid, rid, team, problem, backend, mode, verdict, c, info, disturbed in rows:
                 # Which baseline timed the case, the clock, and (NPU device timing) the most launches one
                 # timed call made: recorded by the worker with the run (judge/pipeline.py).
                 info = info or {}
                 yield [sid, rid, team, problem, backend, mode, verdict, c.name, c.case_set, c.passed, c.median_ns,
                        c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message, info.get(f"baseline:{c.name}", ""),
                        info.get("timing", ""), info.get(f"launches:{c.name}", ""),
-                       info.get(f"baseline_launches:{c.name}", "")]  # fmt: skip
+                       info.get(f"baseline_launches:{c.name}", ""), disturbed or ""]  # fmt: skip
         elif kind is ExportKind.RUNS:
             yield from _runs(session, competition_id)
         elif kind is ExportKind.REVIEWS:
@@ -86,7 +86,7 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
 
 RUN_COLUMNS = ["submission_id", "team", "problem", "backend", "mode", "run_id", "kind", "counts", "status", "attempt",
                "verdict", "score", "created_at", "started_at", "finished_at", "worker", "host", "device", "toolchain",
-               "reproduction_of", "flagged", "flag_reason", "message", "clock"]  # fmt: skip
+               "reproduction_of", "flagged", "flag_reason", "message", "clock", "disturbed"]  # fmt: skip
 
 
 def _runs(session: Session, competition_id: int) -> Iterator[list[Any]]:
@@ -105,7 +105,7 @@ def _runs(session: Session, competition_id: int) -> Iterator[list[Any]]:
         yield [sid, team, problem, backend, mode, r.id, r.kind, r.id == scored_run_id, r.status, r.attempt, r.verdict,
                r.score, r.created_at, r.started_at, r.finished_at, r.claimed_by, r.worker_host, r.device,
                r.toolchain, r.reproduction_of, r.flagged, r.flag_reason, r.message,
-               (r.worker_info or {}).get("timing_detail", "")]  # fmt: skip
+               (r.worker_info or {}).get("timing_detail", ""), r.disturbed or ""]  # fmt: skip
 
 
 def log_export(session: Session, *, competition: str, kind: ExportKind, actor: Principal | None, now: datetime) -> int:

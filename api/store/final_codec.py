@@ -51,7 +51,7 @@ def _row_to_json(r: LeaderboardRow) -> dict[str, Any]:
         "submitted_at": _time(r.submitted_at), "last_submission_at": _time(r.last_submission_at),
         "latest_verdict": r.latest_verdict.value if r.latest_verdict else None, "disqualified": r.disqualified,
         "reviewer_score": r.reviewer_score, "reviewers": r.reviewers, "final_score": r.final_score,
-        "is_baseline": r.is_baseline,
+        "is_baseline": r.is_baseline, "disturbed": r.disturbed,
     }  # fmt: skip
 
 
@@ -66,5 +66,5 @@ def _row_from_json(d: dict[str, Any]) -> LeaderboardRow:
         submitted_at=when("submitted_at"), last_submission_at=when("last_submission_at"),
         latest_verdict=Verdict(d["latest_verdict"]) if d.get("latest_verdict") else None,
         disqualified=d["disqualified"], reviewer_score=d["reviewer_score"], reviewers=d["reviewers"],
-        final_score=d["final_score"], is_baseline=d.get("is_baseline", False),
+        final_score=d["final_score"], is_baseline=d.get("is_baseline", False), disturbed=d.get("disturbed", ""),
     )  # fmt: skip

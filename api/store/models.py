@@ -225,6 +225,9 @@ class Run(Base):
     reproduction_of: Mapped[int | None] = mapped_column(ForeignKey("runs.id"))
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     flag_reason: Mapped[str] = mapped_column(Text, default="")
+    # Why the timing phase's host was disturbed when its last attempt was too (judge/retime.py); "" for a
+    # calm or untimed run. Such a run is marked wherever its score shows and stays out of a final ranking.
+    disturbed: Mapped[str] = mapped_column(Text, default="", server_default="")
 
     submission: Mapped[Submission] = relationship(lazy="joined", innerjoin=True)
 

@@ -51,6 +51,7 @@ class LeaderboardRow:
     is_viewer: bool = False  # the row of the team asking
     live: bool = False  # the viewer's own up-to-date row on a frozen board
     is_baseline: bool = False
+    disturbed: str = ""  # a ranked entry's run stayed disturbed through re-timing (its reason): marked
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ def _row(s: TeamStanding, columns: tuple[BoardColumn, ...]) -> LeaderboardRow:
         problem_scores={slug: e.score for slug, e in s.entries.items()},
         submission_ids={slug: e.submission_id for slug, e in s.entries.items()},
         submitted_at=s.tie_at, last_submission_at=s.last_submission_at, latest_verdict=s.latest_verdict,
-        disqualified=s.disqualified,
+        disqualified=s.disqualified, disturbed="; ".join(e.disturbed for e in s.entries.values() if e.disturbed),
     )  # fmt: skip
 
 

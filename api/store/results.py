@@ -84,6 +84,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
         cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}),
         timing=run_timing(run.worker_info or {}), profiles=public_profiles(run, cases),
+        disturbed=run.disturbed or "", timing_attempts=_attempts(run.worker_info or {}),
     )  # fmt: skip
 
 
@@ -93,6 +94,11 @@ TIMING_KEYS = ("timing", "timing_detail", "max_launches")  # judge/tracks/npu/ru
 def run_timing(info: dict[str, Any]) -> dict[str, str]:
     """Which clock timed the run, as the worker recorded it (the NPU track's; empty elsewhere)."""
     return {key: str(info[key]) for key in TIMING_KEYS if key in info}
+
+
+def _attempts(info: dict[str, Any]) -> int:
+    value = info.get("retimed_attempts")
+    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else 1
 
 
 def _launches(info: dict[str, Any], key: str) -> int | None:

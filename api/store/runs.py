@@ -130,6 +130,7 @@ def finish_run(
     run.device, run.toolchain, run.driver = host.get("device"), host.get("toolchain"), host.get("driver")
     # The profiles of the public timed cases (judge/profiling/) ride in the same JSON column.
     run.worker_info = {**host, "profiles": result.profiles} if result.profiles else host
+    run.disturbed = str(result.host.get("disturbed", ""))[:1000]
     write_cases(session, run_id=run.id, result=result)
     submission = run.submission
     if run.kind is RunKind.JUDGE:

@@ -50,6 +50,7 @@ class EntryStanding:
     verdict: Verdict
     score: float
     cases: tuple[CaseCell, ...]
+    disturbed: str = ""  # the ranked run's host stayed disturbed (judge/retime.py): marked on the board
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class _Entry:
     created_at: datetime
     run_id: int
     verdict: Verdict
+    disturbed: str = ""
     cases: list[tuple[str, bool, float | None]] = field(default_factory=list)  # (case, passed, ratio)
     score: float = 0.0
     cells: tuple[CaseCell, ...] = ()
@@ -106,7 +108,9 @@ def compute_standings(
             .where(CompetitionProblem.competition_id == competition_id)
         )
     )
-    candidates = _candidates(competition_id, problems, as_of, team_id)
+    # A run whose host stayed disturbed through its re-timing is marked on the public board but stays out of
+    # the final ranking until an organiser re-times it (docs/rules.md, "Disturbed hosts").
+    candidates = _candidates(competition_id, problems, as_of, team_id, calm_only=case_set is CaseSet.PRIVATE)
     # `chosen`: the final ranking takes the best of each team's finals; the public board its latest.
     chosen = comp.ranked_by is RankedBy.CHOSEN and case_set is CaseSet.PRIVATE
     latest_only = comp.ranked_by is RankedBy.LATEST or (comp.ranked_by is RankedBy.CHOSEN and not chosen)
@@ -132,7 +136,8 @@ def reference_of(standings: list[TeamStanding]) -> Reference:
     return best
 
 
-def _candidates(competition_id: int, problems: list[str], as_of: datetime | None, team_id: int | None) -> Select[Any]:
+def _candidates(competition_id: int, problems: list[str], as_of: datetime | None, team_id: int | None, *,
+                calm_only: bool = False) -> Select[Any]:
     """Every submission that can rank (of one team, with `team_id`), with the run whose results count.
 
     Only ranked-mode submissions rank (judging.md "Run modes"): test and benchmark runs never reach a board.
@@ -158,9 +163,11 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
         extra = [Submission.created_at <= as_of]
     if team_id is not None:
         extra.append(Submission.team_id == team_id)
+    if calm_only:
+        extra.append(Run.disturbed == "")
     return (
         select(Submission.id.label("submission_id"), Submission.team_id, Problem.slug.label("problem"),
-               Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict)
+               Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict, Run.disturbed)
         .join(Problem, Problem.id == Submission.problem_id)
         .join(Run, Run.id == run_id)
         .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_(None),
@@ -185,7 +192,7 @@ def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, 
         chosen = candidates.subquery()
     entries = {
         row.run_id: _Entry(row.submission_id, row.team_id, row.problem, Backend(row.backend), row.created_at,
-                           row.run_id, Verdict(row.verdict))
+                           row.run_id, Verdict(row.verdict), row.disturbed or "")
         for row in session.execute(select(chosen))
     }  # fmt: skip
     cases = session.execute(
@@ -299,7 +306,7 @@ def _aggregate(
             tie_at=max(e.created_at for e in team_entries), disqualified=False,
             last_submission_at=newest[team_id].created_at, latest_verdict=newest[team_id].verdict,
             entries={e.problem: EntryStanding(e.problem, e.submission_id, e.run_id, e.backend, e.created_at,
-                                              e.verdict, e.score, e.cells) for e in team_entries},
+                                              e.verdict, e.score, e.cells, e.disturbed) for e in team_entries},
         ))  # fmt: skip
     # Ties go to the earlier submission (judging.md); the team id only makes the order total.
     unsorted.sort(key=lambda s: (-round(s.score, 9), s.tie_at, s.team_id))

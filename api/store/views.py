@@ -238,6 +238,10 @@ class RunView:
     timing: dict[str, str] = field(default_factory=dict)
     # One judge.profiling.CaseProfile (as JSON) per profiled public case, in case order
     profiles: list[dict[str, Any]] = field(default_factory=list)
+    # Why the host was disturbed when the last of `timing_attempts` timing phases was too (judge/retime.py);
+    # "" when calm. Such a score is marked and stays out of a final ranking until re-timed.
+    disturbed: str = ""
+    timing_attempts: int = 1
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,16 @@ def judged(
     benchmarks: dict[str, float] | None = None,
     private: dict[str, float] | None = None,
     failed: tuple[str, ...] = (),
+    disturbed: str = "",
 ) -> int:
-    """Upload, claim and finish one submission at the clock's time; returns the submission id."""
+    """Upload, claim and finish one submission at the clock's time; returns the submission id.
+    `disturbed`: the worker's timing stayed disturbed through re-timing, for this reason."""
     created = create_submission(session, team_id=contest.team_ids[team], problem=problem, backend=Backend.CPU,
                                 files=[("kernel.cpp", KERNEL)], queue="judge.cpu", now=clock.now)  # fmt: skip
     claim_run(session, run_id=created.run_id, worker="w", now=clock.now)
     outcome = result(problem, verdict, benchmarks=benchmarks, private=private, failed=failed)
+    if disturbed:
+        outcome.host.update(disturbed=disturbed, retimed_attempts="3")
     finish_run(session, run_id=created.run_id, result=outcome, worker_info={}, now=clock.now)
     clock.advance(60)
     return created.submission_id
