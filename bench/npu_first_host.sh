@@ -96,6 +96,30 @@ for case in r.get("cases", []):
 print("event overhead ns, submission / baseline:", host.get("event_overhead_ns"), "/",
       host.get("baseline_event_overhead_ns"))
 PY
+section "what the events window holds beyond the device's work, per side"
+# The same judging under the device clock (profiler task time, no host work): the per-call difference from
+# the events clock is the host work inside the window (kernel_run's tiling, the generated launchers'
+# rtMalloc/aclrtFree per launch; aclnn's tiling and Python dispatch on the vendor's side).
+OPJUDGE_NPU_TIMING=device "$OPJUDGE" judge "$STARTER"/*.cpp "$STARTER"/*.h --problem "$PROBLEM" --backend npu \
+  --cases benchmarks --json > "$OUT/starter_device_clock.json"; echo "device-clock judging exit $?"
+.venv/bin/python - "$OUT/starter.json" "$OUT/starter_device_clock.json" <<'PY'
+import json, sys
+events, device = (json.load(open(p)) for p in sys.argv[1:3])
+def medians(run, side):
+    out = {}
+    for case in run.get("cases", []):
+        timing = case.get("timing" if side == "team" else "baseline_timing") or {}
+        if timing.get("median_ns"):
+            out[case["name"]] = (timing["median_ns"], case.get("baseline"))
+    return out
+for side in ("team", "baseline"):
+    e, d = medians(events, side), medians(device, side)
+    for name in sorted(set(e) & set(d)):
+        extra = e[name][0] - d[name][0]
+        print(f"  {side:8} {name:28} events {e[name][0] / 1e3:10.1f} us  device {d[name][0] / 1e3:10.1f} us  "
+              f"window holds {extra / 1e3:+9.1f} us more ({e[name][1] if side == 'baseline' else 'starter'})")
+PY
+
 for entry in exploit_host_work_after_launch_kernel exploit_stream_fault_kernel; do
   expected=$(sed -n 's/^verdict = "\(.*\)"/\1/p' "$CORPUS/$entry.toml")
   got=$("$OPJUDGE" judge "$CORPUS/$entry.cpp" --problem "$PROBLEM" --backend npu --cases tests --json |
