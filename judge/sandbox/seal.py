@@ -24,6 +24,9 @@ right after the libraries are loaded, before any of their functions is called:
   without mprotect (pygpubench's proc_mem_bypass). The runner's own files are open by then.
 - `new_filters`: no further seccomp filter (seccomp(), prctl(PR_SET_SECCOMP)), which could make
   the runner's own system calls fail on the kernel's terms.
+- `shared_memory`: no memory outside the address-space limit: memfd_create (its pages are shmem,
+  not the process's RLIMIT_AS; a kernel kept 2 GiB in memfds for a run) and SysV shmget (no
+  per-segment bound). A kernel gets its memory from malloc and the workspace.
 
 Processes, programs, other processes' memory, sockets, perf counters, ptrace and namespaces are
 refused from the start by the launcher's deny-list and the lockdown (judge/sandbox/seccomp.py).
@@ -56,6 +59,7 @@ class RuntimeRule(StrEnum):
     MAPPED_CODE = "mapped_code"
     FILE_WRITES = "file_writes"
     NEW_FILTERS = "new_filters"
+    SHARED_MEMORY = "shared_memory"
 
 
 ALL_RULES: tuple[RuntimeRule, ...] = tuple(RuntimeRule)
@@ -87,6 +91,9 @@ def _add_rules(flt, rule: RuntimeRule) -> None:  # type: ignore[no-untyped-def]
     elif rule is RuntimeRule.NEW_FILTERS:
         flt.add_rule(kill, "seccomp")
         flt.add_rule(kill, "prctl", sc.Arg(0, sc.EQ, PR_SET_SECCOMP))
+    elif rule is RuntimeRule.SHARED_MEMORY:
+        for name in ("memfd_create", "shmget"):
+            flt.add_rule(kill, name)
 
 
 def build_seal(rules: Iterable[RuntimeRule | str]):  # type: ignore[no-untyped-def]

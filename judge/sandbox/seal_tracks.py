@@ -85,6 +85,10 @@ TRACK_SEAL: dict[str, tuple[Decision, ...]] = {
                  "no CUDA component loads a seccomp filter; sandboxes that run CUDA filter it "
                  "from outside (NVIDIA/OpenShell issue #1696: the driver needs memfd_create, "
                  "which the deny-list allows)"),
+        Decision(_RULE.SHARED_MEMORY, _S,
+                 "the NVIDIA driver needs memfd_create after start-up (NVIDIA/OpenShell issue #1696, "
+                 "a sandbox that refused it broke CUDA); the memory limit on this track is the "
+                 "device's, and the static checks refuse the names"),
     ),
     "npu": (
         Decision(_RULE.SIGNAL_HANDLERS, _S,
@@ -116,6 +120,10 @@ TRACK_SEAL: dict[str, tuple[Decision, ...]] = {
         Decision(_RULE.NEW_FILTERS, _R,
                  "no seccomp filter is loaded in hicann/runtime or hicann/driver's host sources "
                  "(the driver's AI CPU scheduler names libseccomp only in its CMake files)"),
+        Decision(_RULE.SHARED_MEMORY, _S,
+                 "CANN's log library creates SysV shared memory (hicann/runtime v8.5.0 "
+                 "src/dfx/log/utils/share_mem.c, shmget) and the runtime maps host shared memory "
+                 "with shm_open (src/runtime/feature/src/drv/npu_driver_mem.cc), both after start-up"),
     ),
 }
 

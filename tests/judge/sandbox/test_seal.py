@@ -54,8 +54,11 @@ def test_the_runner_still_works_when_sealed() -> None:
         "ctypes.CDLL('libresolv.so.2')",  # new code mapped executable
         "os.open('/proc/self/mem', os.O_RDWR)",  # its writes ignore page protections
         "open(os.devnull, 'w')",
+        "os.memfd_create('hoard')",  # shmem pages outside RLIMIT_AS (issue 31 item 5)
+        "libc.shmget(0, 1 << 20, 0o1600)",  # IPC_PRIVATE | IPC_CREAT | 0600: SysV shm, no per-segment bound
     ],
-    ids=["sigaction", "mmap-exec", "mprotect-exec", "personality", "new-filter", "dlopen", "proc-mem", "write"],
+    ids=["sigaction", "mmap-exec", "mprotect-exec", "personality", "new-filter", "dlopen", "proc-mem", "write",
+         "memfd", "shmget"],
 )
 def test_what_a_kernel_must_never_do_is_killed(action: str) -> None:
     result = run_sealed(action + "\nprint('survived')")

@@ -26,6 +26,7 @@ CALLS = {
     RuntimeRule.MAPPED_CODE: {"mmap"},
     RuntimeRule.FILE_WRITES: {"open", "openat", "creat", "openat2"},
     RuntimeRule.NEW_FILTERS: {"seccomp", "prctl"},
+    RuntimeRule.SHARED_MEMORY: {"memfd_create", "shmget"},
 }
 
 
