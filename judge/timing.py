@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from judge.checker import CallCheck, conduct, worst_checks
+from judge.idle_watch import BUSY_CALLS_SV, busy_during
 from judge.limits import Limits
 from judge.problem import Case
 from judge.results import OutputCheck, TimingStats
@@ -253,6 +254,7 @@ def time_case(
     submission: CallRunner, baseline: CallRunner, case: Case, *, limits: Limits, verify: Verify,
     call_timeout_s: float, host_clock: bool = False, budget_s: float | None = None,
     warmup_s: float | None = None, earlier: CaseTiming | None = None, verify_baseline: Verify | None = None,
+    submission_cpu_ns: Callable[[], int] | None = None,
 ) -> CaseTiming:
     """Warm-up, then timed pairs until the paired ratio is precise enough (`limits.target_sem_ratio`
     as the relative half-width of its 95 % interval), the budget is spent or the call cap is reached.
@@ -260,7 +262,10 @@ def time_case(
     With `host_clock` each call is timed by the worker's own clock around it less the child's
     message overhead, measured by an empty call on each child after every timed pair. With
     `earlier`, the case is timed again from where that timing stopped (more pairs for a case
-    whose ratio is least certain)."""
+    whose ratio is least certain).
+
+    `submission_cpu_ns` reads the submission's process tree's CPU time from outside it
+    (judge/idle_watch.py): around every baseline call it must stay idle, or the case is SV."""
     result = earlier or CaseTiming()
     result.failure = None
     runners = {SUBMISSION: submission, BASELINE: baseline}
@@ -272,6 +277,7 @@ def time_case(
     series, profile = result.series, result.profile_ns
     pairs_done = 0
     checking_s = 0.0  # spent in the oracle's checks: not part of the case's timing budget
+    busy_calls: list[int] = []  # the submission's CPU ns during each baseline call it was not idle in
 
     def pair(record: bool) -> bool:
         nonlocal pairs_done, checking_s
@@ -281,8 +287,20 @@ def time_case(
         for lib in order:
             seed = fresh_seed()
             probe = lib == SUBMISSION and late_probe.next()
+            watch = lib == BASELINE and submission_cpu_ns is not None
+            cpu_before = submission_cpu_ns() if watch and submission_cpu_ns is not None else 0
             outcome = runners[lib].call(lib, seed, timeout_s=call_timeout_s,
                                         recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
+            if watch and submission_cpu_ns is not None:
+                used = submission_cpu_ns() - cpu_before
+                if busy_during(used, outcome.bracket_ns):
+                    busy_calls.append(used)
+                if len(busy_calls) >= BUSY_CALLS_SV:
+                    result.failure = CallCheck(Verdict.SV, (
+                        f"case {case.name}: your process used the CPU while the baseline was being timed "
+                        f"({len(busy_calls)} of its calls, up to {max(busy_calls) / 1e6:.1f} ms each): a runner must "
+                        "do nothing between its calls (no threads left working after kernel_run returns)"))
+                    return False
             _profile(profile, outcome)
             check = conduct(case, outcome if lib == SUBMISSION else trusted(outcome), limits.workspace_limit_bytes)
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():

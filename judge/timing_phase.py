@@ -20,6 +20,7 @@ from judge import hostload
 from judge.baseline_check import BASELINE_KERNEL, BaselineNames, first_call_verifier
 from judge.checker import CallCheck, OracleChecker, worst_checks
 from judge.host import HostConfig
+from judge.idle_watch import tree_cpu_ns
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline import BaselineRunner
@@ -65,9 +66,14 @@ class TimingPhase:
 
     def time(self, case: Case, *, budget_s: float, warmup_s: float, earlier: CaseTiming | None = None) -> CaseTiming:
         limits = self.host.limits
+        session = self.session
         return time_case(self.session, self.baseline, case, limits=limits, verify=self.verify,
                          call_timeout_s=limits.call_time_limit_s, host_clock=self.host_clock, budget_s=budget_s,
-                         warmup_s=warmup_s, earlier=earlier, verify_baseline=self.verify_baseline)
+                         warmup_s=warmup_s, earlier=earlier, verify_baseline=self.verify_baseline,
+                         # The host-clock track (CPU) only: a device runtime's own threads (driver, log
+                         # and queue threads) have not been measured idle on a device yet.
+                         submission_cpu_ns=(lambda: tree_cpu_ns(getattr(session, "process_id", None)))
+                         if self.host_clock else None)
 
 
 def time_cases(phase: TimingPhase, timed: list[tuple[CaseResult, Case]], result: JudgeResult, *,
