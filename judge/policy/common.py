@@ -80,6 +80,12 @@ COMMON_BANNED: tuple[BannedName, ...] = (
     BannedName(r"\b(?:__)?environ\b", "environment", _ENV),
     *_calls("signal sigaction sigprocmask pthread_sigmask raise alarm setitimer", "signals", _SIGNAL),
     *_calls("mmap mmap64 mprotect mremap munmap madvise", "memory-mapping", _MEMMAP),
+    BannedName(
+        r"\brandom_device\b",
+        "random-device",
+        "`{name}` reads the system's entropy (a device file or a system call) and is not allowed: seed a "
+        "generator of <random> such as std::mt19937 with a constant",
+    ),
 )
 
 # Header hints: what to use instead of a refused header.
@@ -91,6 +97,18 @@ COMMON_HEADER_HINTS: dict[str, str] = {
     "fstream": "kernels may not use files",
     "unistd.h": "kernels may not make system calls",
     "dlfcn.h": "kernels may not load code at run time",
+    "mutex": "threads are OpenMP's: use #pragma omp critical, #pragma omp atomic or omp_lock_t (#include <omp.h>)",
+    "shared_mutex": "threads are OpenMP's: use #pragma omp critical or omp_lock_t (#include <omp.h>)",
+    "condition_variable": "threads are OpenMP's: use #pragma omp barrier, taskwait or omp_lock_t (#include <omp.h>)",
+    "future": "start work with OpenMP (#pragma omp parallel, #pragma omp task)",
+    "execution": "parallel algorithms are not offered; use OpenMP (#pragma omp parallel for)",
+    "ctime": "the judge does the timing; kernels may not read clocks",
+    "time.h": "the judge does the timing; kernels may not read clocks",
+    "filesystem": "kernels may not use files",
+    "sstream": "use snprintf from <cstdio> to format text",
+    "iomanip": "use printf from <cstdio> for debugging output",
+    "span": "<span> is C++20 and the judge builds with -std=c++17: pass a pointer and a length",
+    "x86intrin.h": "use <immintrin.h> (the timer intrinsics are not allowed)",
 }
 
 # libc and libm functions a kernel may call.
@@ -98,7 +116,9 @@ _MATH = (
     "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp10 expm1 log log2 "
     "log10 log1p logb ilogb pow sqrt cbrt hypot fabs fmod remainder remquo floor ceil trunc round lround "
     "llround rint lrint llrint nearbyint frexp ldexp scalbn scalbln modf fmin fmax fdim fma copysign nan "
-    "nextafter nexttoward erf erfc tgamma lgamma sincos"
+    "nextafter nexttoward erf erfc tgamma lgamma sincos "
+    # <complex>: std::exp, std::sqrt, std::abs & co. of a std::complex call the C99 complex functions
+    "cabs carg cexp clog cpow csqrt csin ccos ctan csinh ccosh ctanh casin cacos catan casinh cacosh catanh cproj"
 )
 MATH_IMPORTS = frozenset(f"{name}{suffix}" for name in _MATH.split() for suffix in ("", "f", "l"))
 LIBC_IMPORTS = frozenset(
@@ -106,7 +126,7 @@ LIBC_IMPORTS = frozenset(
     memcpy memmove memset memcmp memchr strlen strnlen strcmp strncmp strcpy strncpy strcat strchr strrchr
     strstr malloc calloc realloc free aligned_alloc posix_memalign memalign abs labs llabs div ldiv qsort
     bsearch rand srand strtol strtoul strtoll strtoull strtod strtof atoi atol atof
-    printf puts putchar fputs fputc fprintf fwrite fflush snprintf sprintf vsnprintf vprintf vfprintf
+    printf puts putchar putc fputs fputc fprintf fwrite fflush snprintf sprintf vsnprintf vprintf vfprintf
     stdout stderr __printf_chk __fprintf_chk __snprintf_chk __sprintf_chk __vsnprintf_chk
     __memcpy_chk __memmove_chk __memset_chk __strcpy_chk __strncpy_chk __strcat_chk
     __assert_fail __stack_chk_fail __errno_location __tls_get_addr abort exit _exit quick_exit
@@ -119,7 +139,24 @@ CXX_RUNTIME_IMPORTS = frozenset(
     __cxa_end_catch __cxa_guard_acquire __cxa_guard_release __cxa_guard_abort __cxa_atexit
     __cxa_pure_virtual __cxa_deleted_virtual __cxa_call_terminate __cxa_get_exception_ptr
     __gxx_personality_v0 _Unwind_Resume __dso_handle _ZSt9terminatev
+    __dynamic_cast __cxa_bad_cast __cxa_bad_typeid __cxa_throw_bad_array_new_length
+    __cxa_init_primary_exception __cxa_thread_atexit _ZSt7nothrow __libc_single_threaded
+    _ZSt17current_exceptionv _ZSt17rethrow_exceptionNSt15__exception_ptr13exception_ptrE
+    _ZSt19uncaught_exceptionsv
     """.split()
+)
+# What the names above are, where it is not plain: __dynamic_cast and __cxa_bad_cast/typeid are
+# dynamic_cast and typeid; __cxa_init_primary_exception is std::make_exception_ptr (GCC 12);
+# __cxa_thread_atexit registers the destructor of a thread_local object (run when its thread ends,
+# like __cxa_atexit's at exit; the runner's child ends with _exit, so neither runs after a call);
+# _ZSt7nothrow is the std::nothrow object (std::stable_sort's buffer); __libc_single_threaded is
+# glibc's flag libstdc++'s inline code reads (shared_ptr's use count, since GCC 11). The probes of
+# tests/judge/policy/probes show which header needs which (imports.txt).
+_STD_EXCEPTIONS = (
+    "9exception|13bad_exception|9bad_alloc|20bad_array_new_length|8bad_cast|10bad_typeid|17bad_function_call|"
+    "12bad_weak_ptr|12bad_any_cast|18bad_variant_access|19bad_optional_access|16nested_exception|"
+    "11logic_error|12domain_error|16invalid_argument|12length_error|12out_of_range|"
+    "13runtime_error|11range_error|14overflow_error|15underflow_error"
 )
 CXX_RUNTIME_PATTERNS: tuple[str, ...] = (
     r"_Zn[wa]m\w*",  # operator new / new[] (all overloads)
@@ -130,7 +167,14 @@ CXX_RUNTIME_PATTERNS: tuple[str, ...] = (
     r"_ZN?K?St8__detail20_Prime_rehash_policy\w*",  # std::unordered_map (20 = len("_Prime_rehash_policy"))
     r"_ZSt11_Hash_bytesPKvmm",
     r"_ZT[ISV]\w+",  # typeinfo and vtables (exceptions, virtual classes)
-    r"_ZNSt9exceptionD\w+|_ZNKSt9exception4whatEv|_ZNSt9bad_allocD\w+|_ZNKSt9bad_alloc4whatEv",
+    # the standard exception classes of <exception>, <new>, <typeinfo>, <stdexcept>, <functional>, <memory>,
+    # <any>, <variant>, <optional>: constructors, destructors, assignments and what()
+    rf"_ZNK?St(?:{_STD_EXCEPTIONS})(?:C[12]|D[012]|aS|4what)\w*",
+    r"_ZNK?St15__exception_ptr\w+",  # std::exception_ptr (current_exception, rethrow_exception)
+    r"_ZNSt8__detail15_List_node_base\w+",  # std::list (15 = len("_List_node_base"))
+    # libgcc's arithmetic: 128-bit integer division, complex multiply and divide of builtin types (what
+    # std::complex's * and / compile to), float16 and bfloat16 conversions where the CPU has none (_Float16)
+    r"__u?(?:div|mod)ti3|__u?divmodti4|__(?:mul|div)[sdxt]c3|__extend(?:hf|bf)[sdx]f2|__trunc[sdx]f(?:hf|bf)2",
 )
 COMPILER_WEAK = frozenset({"__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable"})
 

@@ -15,12 +15,17 @@ from judge.policy.rules import BackendRules, BannedName
 
 _VENDOR = "calling a library's matrix or attention routine is not allowed (`{name}`); write the kernel yourself"
 
-# Standard headers for computing; anything else in #include <...> is refused.
+# Standard headers for computing; anything else in #include <...> is refused (docs/rules.md, "Standard
+# headers a CPU kernel may include", says why the others are). Every one is exercised by a probe in
+# tests/judge/policy/probes, whose built libraries must pass the library check: a header added here
+# needs a probe there, and the imports its probe records (imports.txt) are what the policy must allow.
 _HEADERS = """
-    algorithm array atomic bit bitset cassert cfloat climits cmath complex cstdarg cstddef cstdint cstdio
-    cstdlib cstring deque functional initializer_list iterator limits map memory new numeric optional queue
-    random set stack string string_view tuple type_traits unordered_map unordered_set utility vector
-    assert.h float.h limits.h math.h stdarg.h stdbool.h stddef.h stdint.h stdio.h stdlib.h string.h
+    algorithm any array atomic bit bitset cassert cerrno cfloat cinttypes climits cmath complex cstdarg
+    cstddef cstdint cstdio cstdlib cstring deque exception forward_list functional initializer_list iterator
+    limits list map memory new numeric optional queue random set stack stdexcept string string_view tuple
+    type_traits typeinfo unordered_map unordered_set utility valarray variant vector
+    assert.h errno.h float.h inttypes.h limits.h math.h stdarg.h stdbool.h stddef.h stdint.h stdio.h stdlib.h
+    string.h
     omp.h immintrin.h xmmintrin.h emmintrin.h pmmintrin.h tmmintrin.h smmintrin.h nmmintrin.h
     avxintrin.h avx2intrin.h avx512fintrin.h fmaintrin.h f16cintrin.h arm_neon.h arm_sve.h arm_fp16.h
     arm_bf16.h

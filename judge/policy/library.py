@@ -24,6 +24,7 @@ LIBRARY = "<library>"
 _SHT_DYNSYM, _SHT_DYNAMIC = 11, 6
 _SHF_EXECINSTR = 0x4
 _STB_GLOBAL, _STB_WEAK, _STT_GNU_IFUNC = 1, 2, 10
+_STT_OBJECT = 1
 _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 1, 15, 29
 _DT_INIT_ARRAYSZ, _DT_FINI_ARRAYSZ, _DT_PREINIT_ARRAYSZ = 27, 28, 33
 _EM_X86_64, _EM_AARCH64 = 62, 183
@@ -163,6 +164,8 @@ def _check_symbols(elf: _Elf, rules: BackendRules) -> list[PolicyFinding]:
             )
         elif sym.name in rules.allowed_exports or sym.name in rules.compiler_exports:
             continue
+        elif re.fullmatch(r"\.gomp_critical_user_\w+", sym.name) and sym.type == _STT_OBJECT:
+            continue  # the lock of `#pragma omp critical(name)`: data no C name can reach or interpose
         elif sym.name.startswith("_Z") and (
             sym.bind != _STB_GLOBAL or not any(re.fullmatch(p, sym.name) for p in rules.forbidden_export_patterns)
         ):
