@@ -64,7 +64,8 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
 
 
 MAX_VENDOR_FAILURE_CHARS = 400
-_TAMPERING = re.compile(r"the (?:handler of (SIG[A-Z0-9+]{1,12})|memory protection of (\w{1,64})) was changed")
+_TAMPERING = re.compile(r"the (?:handler of (SIG[A-Z0-9+]{1,12})|memory protection of (\w{1,64})) was changed"
+                        r"|the process made more than \d{1,6} memory mappings")
 _PHASE = re.compile(r"[a-z_]{1,32}")
 
 

@@ -57,3 +57,31 @@ def test_the_page_touch_reads_one_byte_of_every_page_and_the_last():
     touch = PageTouch({"y": data, "f": torch.ones(2, dtype=torch.float32)})
     assert touch.read() == 4 + 7 + 0 + 0x3F  # the float32 1.0's bytes: 00 00 80 3f, read at 0 and 7
     assert PageTouch({}).read() == 0
+
+
+def test_a_runaway_mapping_count_is_tampering_and_the_read_stays_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31 item 4: ~60,000 mappings made the check take 130 ms, a window for a helper thread. The
+    read stops at MAX_MAPPINGS, and so many mappings are themselves a finding (one the worker accepts)."""
+    import mmap
+
+    from judge.runner import guard
+    from judge.runner.reports import _tampering
+
+    inputs = {"x": torch.zeros(4 * PAGE, dtype=torch.uint8)}
+    monkeypatch.setattr(guard, "MAX_MAPPINGS", 64)  # this process has a few hundred mappings
+    found = CallGuard().tampering(inputs, {})
+    assert found == [guard.RUNAWAY_MAPPINGS]
+    assert _tampering(found, frozenset({"x"})) == found  # the worker reads it as the guard's own sentence
+    monkeypatch.undo()
+    # Splitting one region into many mappings (alternate protections) is what a kernel would do.
+    region = mmap.mmap(-1, 200 * PAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    try:
+        for i in range(0, 200, 2):
+            assert _LIBC.mprotect(ctypes.c_void_p(base + i * PAGE), PAGE, PROT_READ) == 0
+        monkeypatch.setattr(guard, "MAX_MAPPINGS", len(open("/proc/self/maps").readlines()) - 50)
+        assert guard.RUNAWAY_MAPPINGS in CallGuard().tampering(inputs, {})
+    finally:
+        monkeypatch.undo()
+        for i in range(0, 200, 2):
+            _LIBC.mprotect(ctypes.c_void_p(base + i * PAGE), PAGE, PROT_RW)
