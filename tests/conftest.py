@@ -19,6 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # In-process workers of the tests time phases so short that any host looks "disturbed" (the baseline's
 # spread): they never re-time (judge/retime.py); tests/judge/test_retime.py covers re-timing itself.
 os.environ.setdefault("OPJUDGE_DISTURBED_TIMING_ATTEMPTS", "1")
+os.environ.setdefault("OPJUDGE_MARK_DISTURBED_RUNS", "0")  # and such runs are not marked: tests/api cover marking
 
 
 # Modules whose module-scoped fixtures start services or build many libraries: under pytest-xdist

@@ -133,6 +133,7 @@ def service_env(**overrides: str) -> dict[str, str]:
         "OPJUDGE_CASE_TIME_BUDGET_S": "0.2",
         # Timing phases this short are "disturbed" on any host (the baseline's spread): no re-timing.
         "OPJUDGE_DISTURBED_TIMING_ATTEMPTS": "1",
+        "OPJUDGE_MARK_DISTURBED_RUNS": "0",
         "OPJUDGE_DB_POOL_TIMEOUT_S": "5",
         "PYTHONUNBUFFERED": "1",
     })  # fmt: skip

@@ -190,3 +190,24 @@ def test_a_judged_result_waits_out_an_outage_while_the_claim_lasts(ctx, submit, 
     assert outcome.outcome is Outcome.JUDGED and outcome.verdict is Verdict.AC and failures[0] == 2
     run, _charged = run_of(ctx, created.submission_id)
     assert run.status is RunStatus.DONE and run.verdict is Verdict.AC
+
+
+@pytest.mark.parametrize("mark", [True, False])
+def test_a_run_that_stayed_disturbed_is_marked_unless_the_worker_says_not(ctx, submit, monkeypatch, mark) -> None:
+    """judge/retime.py leaves `disturbed` in the host info when the last timing attempt was disturbed; the
+    worker stores it on the run (marked, out of a final ranking) unless `mark_disturbed_runs` is off."""
+    from judge.results import JudgeResult
+
+    def disturbed(request, *, host, reporter):  # type: ignore[no-untyped-def]
+        return JudgeResult(verdict=Verdict.AC, problem=request.problem.slug, backend=request.backend,
+                           message="ok", host={"disturbed": "load average 9.00 on 2 CPUs", "retimed_attempts": "3"})
+
+    monkeypatch.setattr(tasks, "judge_submission", disturbed)
+    ctx.settings = ctx.settings.model_copy(update={"mark_disturbed_runs": mark})
+    created = submit()
+    judge_run(ctx, created.run_id)
+    with ctx.db.session() as session:
+        run = session.get(Run, created.run_id)
+        assert run is not None
+        assert run.disturbed == ("load average 9.00 on 2 CPUs" if mark else "")
+        assert ("disturbed_unmarked" in run.worker_info) is not mark
