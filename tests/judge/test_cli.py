@@ -79,9 +79,10 @@ def test_json_report_of_the_baseline(no_forged_timer_check, quick_timing, capsys
         assert {"name", "set", "passed", "median_ns", "ratio", "gflops", "outputs"} <= case.keys()
         for output in case["outputs"].values():
             assert {"passed", "max_abs_err", "mere"} <= output.keys()
-    # The baseline against itself scores about 100; the bound is generous (ratios 0.6-3.4 on
-    # average), so a loaded host cannot fail it and a broken score still does.
-    assert 25 < report["score"] < 400
+    # The baseline against itself scores about 100; the bound is generous (ratios 0.05-20 on average),
+    # so a loaded host cannot fail it (CI, two test workers and the e2e services on 2 cores, once scored
+    # it 22: ratio 4.5) and a broken score (0, negative, NaN, unbounded) still does.
+    assert 5 < report["score"] < 2000
 
 
 @pytest.mark.slow
