@@ -254,7 +254,7 @@ class Child:
         self.pending = outputs  # the baseline's too: the worker checks its first call of each case
         self.last_outputs = outputs
         phases.lap("after")
-        self.send({
+        report = {
             "op": "call",
             "rc": int(rc),
             "elapsed_ns": int(elapsed_ns),
@@ -272,7 +272,14 @@ class Child:
             **({"main_thread_ns": {"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}}
                if profile else {}),
             "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
-        })
+        }
+        # The call's inputs (and what refers to them) are freed before the report, not after it: once the
+        # worker has the report it may time the baseline, and this process must be idle then
+        # (judge/idle_watch.py); freeing tens of MiB is milliseconds of the kernel's time.
+        inputs = tensors = device_inputs = invoke = touch = guard = prepared = None  # type: ignore[assignment]
+        if recheck_ms > 0:
+            snapshot = None  # type: ignore[assignment]
+        self.send(report)
 
     def _vendor_runs(self, case: Case, vendor: Any, prepared: dict[str, Any]) -> bool:
         """Whether the vendor operator runs this case: tried once per case, untimed, before its first use.
