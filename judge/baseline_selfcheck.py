@@ -18,6 +18,7 @@ from pathlib import Path
 
 from judge.backends import Backend, CaseSet
 from judge.baseline_check import BASELINE_KERNEL, BaselineNames
+from judge.builds import baseline_source_files
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.modes import RunMode
@@ -27,7 +28,6 @@ from judge.tracks import get_track
 from judge.verdict import Verdict
 
 TIMED_SETS = (CaseSet.BENCHMARKS, CaseSet.PRIVATE)
-BASELINE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".h", ".hpp")
 
 
 class BaselineSourcesMissing(ValueError):
@@ -76,8 +76,7 @@ def baseline_sources(problem: Problem, backend: Backend) -> list[SourceFile]:
     path = problem.baselines.get(backend)
     if path is None or not path.exists():
         raise BaselineSourcesMissing(f"problem {problem.slug} has no {backend.value} baseline (looked at {path})")
-    files = sorted(p for p in path.iterdir() if p.suffix in BASELINE_SUFFIXES) if path.is_dir() else [path]
-    return [SourceFile(name=p.name, content=p.read_bytes()) for p in files]
+    return baseline_source_files(path)
 
 
 def plan(problem: Problem, backend: Backend, host: HostConfig, *, vendor_name: str = "") -> list[PlannedCase]:

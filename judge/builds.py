@@ -107,14 +107,18 @@ def _build(toolchain: Toolchain, sources: list[SourceFile], request: JudgeReques
                            sandbox=sandbox)
 
 
+def baseline_source_files(path: Path) -> list[SourceFile]:
+    """A baseline's sources: one source file, or a folder of sources (kernel + host file on the NPU track)."""
+    files = sorted(p for p in path.iterdir() if p.suffix in BASELINE_SUFFIXES) if path.is_dir() else [path]
+    return [SourceFile(name=p.name, content=p.read_bytes()) for p in files]
+
+
 def _baseline_library(toolchain: Toolchain, request: JudgeRequest, host: HostConfig, sandbox: Sandbox,
                       folder: Path) -> Path:
     path = request.problem.baselines.get(request.backend)
     if path is None or not path.exists():
         raise InternalJudgeError(f"problem {request.problem.slug} has no {request.backend} baseline at {path}")
-    # A baseline is one source file, or a folder of sources (kernel + host file on the NPU track).
-    files = sorted(p for p in path.iterdir() if p.suffix in BASELINE_SUFFIXES) if path.is_dir() else [path]
-    sources = [SourceFile(name=p.name, content=p.read_bytes()) for p in files]
+    sources = baseline_source_files(path)
     digest = hashlib.sha256(request.problem.header.read_bytes() + toolchain.version().encode()
                             + request.backend.value.encode())
     for source in sources:
