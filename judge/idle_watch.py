@@ -1,4 +1,5 @@
-"""The submission's process does nothing while the baseline is timed (issue 31 item 2).
+"""The submission's process does nothing while the baseline is timed, and no more than the runner's
+own work outside its calls' brackets (issue 31 items 1, 2 and 4).
 
 The two children share the host: a helper thread the submission leaves running while its main thread
 waits for the next command can stream through memory exactly while the baseline's call is timed, and
@@ -10,10 +11,21 @@ than `BUSY_ALLOWANCE_NS` and `BUSY_SHARE` of the baseline's own bracket is count
 them in one case is SV (docs/security.md, "Runner anti-cheat"). Freezing the child (a cgroup freezer)
 would stop it outright; this measures instead, since the worker has no cgroup of its own to create
 groups under on every host it runs on.
+
+The same reading holds each submission call's work to its bracket (`OutsideWatch`). The kernel runs
+inside the runner's Python process and can reach the interpreter: a red team's kernel rebound the
+runner's own method so the real work ran while the runner prepared the call, before "armed", and the
+timed call only spun for a fifth of it (score 136); another left a helper thread computing the outputs
+after "ran" while the runner's checks read its memory map. Either way the child's process tree uses CPU
+outside the bracket beyond what the runner's own work there costs. That cost is known: the baseline's
+child runs the same runner code for the same case (inputs made, digested, outputs poisoned, caches
+flushed, the digests after), so its CPU time outside the bracket, measured the same way in the same
+case, is the reference (docs/security.md, "Runner anti-cheat").
 """
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -47,18 +59,134 @@ def tree_pids(root: int, proc: Path = PROC) -> list[int]:
 
 def tree_cpu_ns(root: int | None, proc: Path = PROC) -> int:
     """CPU time (ns) of every thread of `root`'s process tree so far; 0 without one."""
+    return sum(tree_cpu_split(root, proc))
+
+
+def tree_cpu_split(root: int | None, proc: Path = PROC) -> tuple[int, int]:
+    """CPU time (ns) of `root`'s process tree so far: (its processes' main threads, every other thread).
+    The runner's own work after a call is its main thread's; the others are the kernel's (OpenMP's
+    pool, a helper it started), idle once kernel_run has returned. (0, 0) without a tree."""
     if root is None:
-        return 0
-    total = 0
+        return 0, 0
+    main = others = 0
     for pid in tree_pids(root, proc):
         for task in _tasks(pid, proc):
             try:
-                total += int((task / "schedstat").read_text().split()[0])
+                used = int((task / "schedstat").read_text().split()[0])
             except (OSError, ValueError, IndexError):
                 continue
-    return total
+            if task.name == str(pid):
+                main += used
+            else:
+                others += used
+    return main, others
 
 
 def busy_during(used_ns: int, bracket_ns: int) -> bool:
     """Whether the submission's CPU time during one baseline call counts as work done then."""
     return used_ns > BUSY_ALLOWANCE_NS and used_ns > BUSY_SHARE * max(bracket_ns, 0)
+
+
+# Outside the bracket both children run the same runner code (the guard and the digests included),
+# but single calls vary a lot: 36 to 98 ms for the same baseline call of add_mul_relu's 4M case, and once
+# in a corpus run an honest kernel's median was 1.9 times the baseline's (a host busy at the wrong
+# moments inflates CPU time: caches and memory bandwidth are shared). So the rule that decides is
+# per call and lenient, against the larger of the baseline's median and its latest call (the same
+# moment's host): more than OUTSIDE_CALL_FACTOR times that plus OUTSIDE_CALL_ALLOWANCE_NS, in
+# OUTSIDE_CALLS_SV calls of a case, is SV. The case's medians are compared only as a diagnostic (logged,
+# bench/outside_cpu.py): tight enough to catch a fifth of a kernel's work moved, too noisy to decide.
+OUTSIDE_CALL_FACTOR = 2.0
+OUTSIDE_CALL_ALLOWANCE_NS = 5_000_000
+OUTSIDE_CALLS_SV = 3
+OUTSIDE_MEDIAN_SHARE = 0.15
+OUTSIDE_MEDIAN_ALLOWANCE_NS = 3_000_000
+# The runner fills each call's workspace with garbage outside the bracket: about 0.75 ns a byte of fresh
+# memory here (bench/outside_cpu.py). The submission's workspace beyond the baseline's is allowed at
+# this rate, up to the workspace limit: a kernel asking for 512 MiB is not a kernel working early.
+WORKSPACE_FILL_NS_PER_BYTE = 1.5
+OUTSIDE_MIN_CALLS = 6  # submission calls held to the reference before the median rule decides
+OUTSIDE_REFERENCE_CALLS = 3  # baseline calls measured before any submission call is held to them
+# From "ran" to the report only the runner's main thread has work; the kernel's threads (OpenMP's pool,
+# which spins about 10 us before it sleeps, or a helper) have none. More than this, in
+# HELPER_CALLS_SV calls of a case, is SV: work a kernel left to a thread that writes the outputs
+# behind the runner's checks.
+HELPER_ALLOWANCE_NS = 1_000_000
+HELPER_CALLS_SV = 3
+
+
+class OutsideWatch:
+    """Both children's CPU time outside each call's bracket over one case: the submission's is held
+    to the baseline's (the runner's own cost there). The first call of each child in the case is left
+    out (the case's first allocations, a vendor operator's trial run), as are the submission's probed
+    calls (the late-write probe copies the outputs and sleeps off the clock)."""
+
+    def __init__(self, workspace_limit_bytes: int = 1 << 30) -> None:
+        self.workspace_limit = workspace_limit_bytes
+        self.workspace: dict[str, int] = {}  # the last call's workspace per child
+        self.reference: list[int] = []  # the baseline child's, per call
+        self.submission: list[int] = []  # the submission child's, per call held to the reference
+        self.over: list[int] = []  # the excess of each grossly-over call
+        self.helpers: dict[str, list[int]] = {"submission": [], "baseline": []}  # kernel threads after "ran"
+        self.helpers_over: list[int] = []
+        self._seen: set[str] = set()
+
+    def record(self, lib: str, outside_ns: int, *, helper_ns: int = -1, probed: bool = False,
+               workspace_bytes: int = 0) -> None:
+        if outside_ns < 0:
+            return  # not metered (a device track)
+        self.workspace[lib] = min(max(workspace_bytes, 0), self.workspace_limit)
+        if lib not in self._seen:
+            self._seen.add(lib)
+            return
+        if helper_ns >= 0 and not probed:
+            self.helpers.setdefault(lib, []).append(helper_ns)
+            if lib == "submission" and helper_ns > HELPER_ALLOWANCE_NS:
+                self.helpers_over.append(helper_ns)
+        if lib != "submission":
+            self.reference.append(outside_ns)
+            return
+        if probed or len(self.reference) < OUTSIDE_REFERENCE_CALLS:
+            return
+        self.submission.append(outside_ns)
+        reference = max(self._base(), self.reference[-1])
+        excess = outside_ns - int(reference * OUTSIDE_CALL_FACTOR + OUTSIDE_CALL_ALLOWANCE_NS + self._fill_ns())
+        if excess > 0:
+            self.over.append(excess)
+
+    def _fill_ns(self) -> float:
+        extra = self.workspace.get("submission", 0) - self.workspace.get("baseline", 0)
+        return max(0, extra) * WORKSPACE_FILL_NS_PER_BYTE
+
+    def _base(self) -> float:
+        return statistics.median(self.reference) if self.reference else 0.0
+
+    def gross(self) -> bool:
+        """Enough single calls far over the runner's own cost: SV without waiting for the case's end."""
+        return len(self.over) >= OUTSIDE_CALLS_SV
+
+    def helpers_worked(self) -> bool:
+        """Enough calls after which the kernel's threads worked while the runner checked and reported."""
+        return len(self.helpers_over) >= HELPER_CALLS_SV
+
+    def steady_excess_ns(self) -> int:
+        """How far the submission's median passes the case-level allowance: a diagnostic only (logged),
+        since honest medians have passed it on a busy host; 0 with too few calls to tell."""
+        if len(self.submission) < OUTSIDE_MIN_CALLS:
+            return 0
+        allowed = self._base() * (1 + OUTSIDE_MEDIAN_SHARE) + OUTSIDE_MEDIAN_ALLOWANCE_NS + self._fill_ns()
+        return max(0, int(statistics.median(self.submission) - allowed))
+
+    def figures(self) -> dict[str, float]:
+        """Medians and quartiles in ms, for the log and the benchmark."""
+        def ms(values: list[int], q: int = 1) -> float:
+            if len(values) < 2:
+                return -1.0
+            return round(statistics.quantiles(values, n=4)[q] / 1e6, 3)
+        return {"submission_ms": ms(self.submission), "baseline_ms": ms(self.reference),
+                "submission_q1_ms": ms(self.submission, 0), "submission_q3_ms": ms(self.submission, 2),
+                "baseline_q1_ms": ms(self.reference, 0), "baseline_q3_ms": ms(self.reference, 2),
+                "calls_over": len(self.over), "worst_ms": round(max(self.submission, default=0) / 1e6, 3),
+                "calls": len(self.submission),
+                "helper_submission_max_ms": round(max(self.helpers["submission"], default=0) / 1e6, 3),
+                "helper_baseline_max_ms": round(max(self.helpers.get("baseline", []), default=0) / 1e6, 3),
+                "helper_submission_q3_ms": ms(self.helpers["submission"], 2)}

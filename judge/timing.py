@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from judge.checker import CallCheck, conduct, worst_checks
-from judge.idle_watch import BUSY_CALLS_SV, busy_during
+from judge.idle_watch import BUSY_CALLS_SV, OutsideWatch, busy_during
 from judge.limits import Limits
 from judge.problem import Case
 from judge.results import OutputCheck, TimingStats
@@ -278,6 +278,7 @@ def time_case(
     pairs_done = 0
     checking_s = 0.0  # spent in the oracle's checks: not part of the case's timing budget
     busy_calls: list[int] = []  # the submission's CPU ns during each baseline call it was not idle in
+    outside = OutsideWatch(limits.workspace_limit_bytes)  # CPU time outside the brackets (idle_watch.py)
 
     def pair(record: bool) -> bool:
         nonlocal pairs_done, checking_s
@@ -301,6 +302,17 @@ def time_case(
                         f"({len(busy_calls)} of its calls, up to {max(busy_calls) / 1e6:.1f} ms each): a runner must "
                         "do nothing between its calls (no threads left working after kernel_run returns)"))
                     return False
+            outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probe,
+                           workspace_bytes=outcome.workspace_bytes)
+            if outside.gross():
+                result.failure = _outside_failure(case, outside, max(outside.over))
+                return False
+            if outside.helpers_worked():
+                result.failure = CallCheck(Verdict.SV, (
+                    f"case {case.name}: threads of your kernel worked after kernel_run returned, while the runner "
+                    f"checked the call ({len(outside.helpers_over)} calls, up to {max(outside.helpers_over) / 1e6:.1f} "
+                    "ms of CPU): all work must finish inside the call"))
+                return False
             _profile(profile, outcome)
             check = conduct(case, outcome if lib == SUBMISSION else trusted(outcome), limits.workspace_limit_bytes)
             if lib == SUBMISSION and check.verdict is Verdict.AC and sampler.next():
@@ -348,10 +360,24 @@ def time_case(
         precise = ratio_estimate(series.ratios(host_clock))[1] < limits.target_sem_ratio
         if precise or time.monotonic() - started - checking_s > budget:
             break
+    if outside.reference:
+        log.info("case %s: CPU outside the brackets %s", case.name, outside.figures())
+    if excess := outside.steady_excess_ns():  # a diagnostic: too noisy to decide (idle_watch.py)
+        log.warning("case %s: the submission's CPU time outside the brackets passed the baseline's by %.1f ms "
+                    "more than the case-level allowance (%s)", case.name, excess / 1e6, outside.figures())
     if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
         return result
     result.conclude(host_clock)
     return result
+
+
+def _outside_failure(case: Case, outside: OutsideWatch, excess_ns: int) -> CallCheck:
+    figures = outside.figures()
+    return CallCheck(Verdict.SV, (
+        f"case {case.name}: your process used the CPU outside the timed call, {excess_ns / 1e6:.1f} ms more than "
+        f"allowed over the runner's own work there (the baseline's runner took {figures['baseline_ms']:.1f} ms a "
+        f"call, yours {figures['submission_ms']:.1f} ms): a kernel's work happens inside kernel_run, between the "
+        "runner's go and its return, and leaves nothing running after it"))
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:

@@ -58,6 +58,10 @@ class TimingPhase:
 
         # A closure over the parts, not over self: no cycle keeps the children's pipes alive.
         self.verify_baseline = first_call_verifier(check_baseline, self.baseline_names or (lambda c: BASELINE_KERNEL))
+        if self.host_clock:  # both children's CPU time outside each call's bracket (judge/idle_watch.py)
+            for session in (self.session, getattr(self.baseline, "session", None)):
+                if session is not None:
+                    session.meter_cpu = True
 
     def verify(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         outputs = self.session.fetch_outputs(self.host.limits.call_time_limit_s)

@@ -211,7 +211,10 @@ class Child:
         touch = PageTouch(outputs if self.call_guard else {})
         # Signal handlers as the runner leaves them, just before the call; only where the outputs are
         # host memory (a device's are read through its driver, and its runtime may set handlers lazily).
-        guard = CallGuard() if self.call_guard and lib == "submission" and spans(outputs) else None
+        # The baseline's calls are guarded too, though nothing of theirs is held against them: the
+        # worker holds the submission's CPU time outside the bracket to the baseline's, so the two
+        # children do the same work there (judge/idle_watch.py, `OutsideWatch`).
+        guard = CallGuard() if self.call_guard and spans(outputs) else None
         phases.lap("flush")
         ran = self._wait_for_go()
         # Only in the profiled pass after timing (judge/profiling/cpu.py): this thread's own CPU and
@@ -231,8 +234,15 @@ class Child:
             check_launches(lib, launches, runtime.launch_limit(), int(rc))
         self.send_ready(ran)  # at once: the worker's clock stops when it arrives
         phases.lap("bracket")
+        # The outputs as the call left them, first thing after the bracket, held against them again
+        # just before the report: a helper thread that goes on writing them behind the checks below
+        # changes them in between (docs/security.md, "Runner anti-cheat"). Both children, so the
+        # work outside the bracket stays the same in both (judge/idle_watch.py).
+        returned = {k: fingerprint(t) for k, t in outputs.items()} if self.call_guard else {}
         self.fp.restore()  # before the runner computes anything again
         tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
+        if lib != "submission":
+            tampering = []  # the baseline is trusted: its guard ran only to cost what the submission's does
         openmp_level = self.openmp.level()
         if vendor is not None:
             outputs = vendor.outputs()
@@ -251,6 +261,9 @@ class Child:
         after = {k: fingerprint(t.to(tensors[k].device)) for k, t in device_inputs.items()}
         # Outputs stay here until the worker says whether it checks this call; it
         # decides after the call, so the kernel cannot tell checked calls apart.
+        changed = [k for k, t in outputs.items() if k in returned and fingerprint(t) != returned[k]]
+        if lib == "submission":  # the baseline's are digested only to cost the same (a vendor's are new)
+            late_writes += [k for k in changed if k not in late_writes]
         self.pending = outputs  # the baseline's too: the worker checks its first call of each case
         self.last_outputs = outputs
         phases.lap("after")
@@ -267,6 +280,7 @@ class Child:
             "tampering": tampering,
             "phases_ns": phases.laps,
             "launches": -1 if launches is None else int(launches),
+            "workspace_bytes": int(self.workspace_wanted.get(lib, 0)),  # filled with garbage off the clock
             **({"vendor_failed": self.vendor_failed[case.name]} if lib == "baseline" and case.name in
                self.vendor_failed else {}),
             **({"main_thread_ns": {"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}}

@@ -39,6 +39,9 @@ class CallReport:
     # The baseline's child only: why the vendor operator failed on this case, so the baseline kernel ran
     # instead (child.py); "" otherwise. Read from the baseline's report alone (no team code runs there).
     vendor_failed: str = ""
+    # The workspace the runner filled with garbage for this call, as the child says: the worker allows
+    # its fill time outside the bracket (judge/idle_watch.py), capped at the workspace limit.
+    workspace_bytes: int = 0
 
 
 def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallReport:
@@ -57,6 +60,7 @@ def read_call_report(header: dict[str, Any], names: frozenset[str]) -> CallRepor
             launches=_launches(header.get("launches", -1)),
             main_thread_ns=_main_thread(header.get("main_thread_ns", {})),
             vendor_failed=str(header.get("vendor_failed", ""))[:MAX_VENDOR_FAILURE_CHARS],
+            workspace_bytes=max(0, _int(header.get("workspace_bytes", 0))),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolViolation(f"a call report that no runner sends ({type(exc).__name__})") from None

@@ -26,6 +26,7 @@ import torch
 
 from judge.backends import CaseSet
 from judge.errors import JudgeError
+from judge.idle_watch import tree_cpu_split
 from judge.problem import Case, Problem
 from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
 from judge.runner.failures import runner_failure
@@ -74,6 +75,13 @@ class CallOutcome:
     launches: int = -1  # kernel launches the call made, where the clock counts them (NPU device timing)
     main_thread_ns: dict[str, int] = field(default_factory=dict)  # profiled calls: the main thread's cpu/wait
     vendor_failed: str = ""  # the baseline's calls: the vendor operator failed on the case (reports.py)
+    # The child's process tree's CPU time outside the bracket (from the call command to "armed", and
+    # from "ran" to its report), read from outside it (judge/idle_watch.py); -1 when not metered.
+    outside_cpu_ns: int = -1
+    # Of it, the CPU time of threads other than the processes' main threads from "ran" to the report:
+    # the kernel's threads (OpenMP's pool, a helper), which have nothing to do then; -1 when not metered.
+    after_helper_cpu_ns: int = -1
+    workspace_bytes: int = 0  # the garbage-filled workspace the child says it gave the call
 
 
 class CallProbe(Protocol):
@@ -181,6 +189,9 @@ class RunnerSession:
         self.kernel_calls = 0  # calls of the submission's kernel_run this child was asked to make
         self.submission_ran = False  # the child said "loading": its libraries' code may have run since
         self._ready = False
+        # Read the child's CPU time around each call from outside it (`CallOutcome.outside_cpu_ns`):
+        # the timing phase sets it on the CPU track (judge/idle_watch.py, `OutsideWatch`).
+        self.meter_cpu = False
 
     def __enter__(self) -> RunnerSession:
         self.launch()
@@ -310,9 +321,12 @@ class RunnerSession:
              probe: CallProbe | None = None) -> CallOutcome:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
         own clock, until the child says "ran" (`bracket_ns`); then the child's report follows.
-        `probe` (untimed profiled passes only) runs right before "go" and right after "ran"."""
+        `probe` (untimed profiled passes only) runs right before "go" and right after "ran".
+        With `meter_cpu` the child's CPU time outside the bracket is read from outside it."""
         self.kernel_calls += lib == "submission"
+        meter = self._cpu_now if self.meter_cpu else (lambda: (0, 0))
         asked = time.perf_counter_ns()
+        cpu_asked = meter()
         self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms,
                     **({"profile": True} if probe is not None else {})})
         message = self._expect(("armed", "call"), timeout_s)
@@ -321,12 +335,17 @@ class RunnerSession:
                                late_writes=[], workspace_requested=_requested(message.header))
         if message.header.get("op") != "armed":
             raise ProtocolViolation("the runner answered a call before it was armed")
+        cpu_armed = meter()
         if probe is not None:
             probe.armed()
         bracket_ns = self._go_and_time(timeout_s)
+        cpu_ran = meter()
         if probe is not None:
             probe.ran(bracket_ns)
         report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
+        cpu_reported = meter()
+        outside = sum(cpu_armed) - sum(cpu_asked) + sum(cpu_reported) - sum(cpu_ran) if self.meter_cpu else -1
+        helpers = cpu_reported[1] - cpu_ran[1] if self.meter_cpu else -1
         self._output_specs = report.outputs
         return CallOutcome(
             rc=report.rc, elapsed_ns=report.elapsed_ns, digest_before=report.digest_before,
@@ -336,7 +355,13 @@ class RunnerSession:
             launches=report.launches,
             main_thread_ns=report.main_thread_ns,
             vendor_failed=report.vendor_failed,
+            outside_cpu_ns=outside,
+            after_helper_cpu_ns=helpers,
+            workspace_bytes=report.workspace_bytes,
         )
+
+    def _cpu_now(self) -> tuple[int, int]:
+        return tree_cpu_split(self.process_id)
 
     def empty_call(self, timeout_s: float) -> int:
         """The worker's clock around a call with no kernel in it (armed, go, ran): this child's

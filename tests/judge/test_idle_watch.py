@@ -9,7 +9,17 @@ import subprocess
 import sys
 import time
 
-from judge.idle_watch import BUSY_ALLOWANCE_NS, busy_during, tree_cpu_ns, tree_pids
+from judge.idle_watch import (
+    BUSY_ALLOWANCE_NS,
+    HELPER_ALLOWANCE_NS,
+    HELPER_CALLS_SV,
+    OUTSIDE_CALLS_SV,
+    OutsideWatch,
+    busy_during,
+    tree_cpu_ns,
+    tree_cpu_split,
+    tree_pids,
+)
 
 # A parent that starts a child, which starts a thread that spins once told to (a line on stdin).
 TREE = r"""
@@ -70,3 +80,74 @@ def test_what_counts_as_busy_during_one_baseline_call() -> None:
     assert not busy_during(BUSY_ALLOWANCE_NS // 2, 1_000)  # an idle runner's wake-ups
     assert not busy_during(BUSY_ALLOWANCE_NS * 2, 100 * BUSY_ALLOWANCE_NS)  # small against a long call
     assert busy_during(BUSY_ALLOWANCE_NS * 2, BUSY_ALLOWANCE_NS * 4)
+
+
+def _watch_with_reference(base_ms: float, calls: int = 8, workspace: int = 0) -> OutsideWatch:
+    watch = OutsideWatch(workspace_limit_bytes=1 << 30)
+    for lib in ("baseline", "submission"):  # each child's first call of the case is left out
+        watch.record(lib, 10**9, helper_ns=10**9, workspace_bytes=workspace if lib == "submission" else 0)
+    for _ in range(calls):
+        watch.record("baseline", int(base_ms * 1e6), helper_ns=100_000)
+    return watch
+
+
+def test_outside_watch_passes_the_runners_own_spread_and_fails_work_moved_out_of_the_bracket() -> None:
+    honest = _watch_with_reference(30.0)
+    for ms in (28, 33, 35, 31, 29, 34, 36, 30):  # the runner's own cost, a seventh either way
+        honest.record("submission", int(ms * 1e6), helper_ns=200_000)
+    assert not honest.gross() and not honest.helpers_worked() and honest.steady_excess_ns() == 0
+
+    early = _watch_with_reference(30.0)  # a fifth of a 40 ms kernel's work moved before "armed"
+    for ms in (38, 39, 37, 40, 38, 39):
+        early.record("submission", int(ms * 1e6))
+    assert not early.gross()  # within the per-call rule's leniency: only the logged diagnostic sees it
+    assert early.steady_excess_ns() > 0  # 38.5 ms median against 30 * 1.15 + 3
+
+    gross = _watch_with_reference(30.0)  # most of the work moved out: the red team's rebinding kernel
+    for _ in range(OUTSIDE_CALLS_SV):
+        gross.record("submission", int(90e6))
+    assert gross.gross()
+
+    busy_moment = _watch_with_reference(30.0)  # the host was busy: the baseline's latest call cost 60 ms too
+    for _ in range(OUTSIDE_CALLS_SV + 2):
+        busy_moment.record("baseline", int(60e6))
+        busy_moment.record("submission", int(90e6))
+    assert not busy_moment.gross()
+
+
+def test_outside_watch_leaves_out_probed_calls_and_allows_a_workspace_fill() -> None:
+    probed = _watch_with_reference(30.0)
+    for _ in range(10):
+        probed.record("submission", int(90e6), probed=True)  # the late-write probe copies and sleeps
+    assert not probed.gross() and probed.steady_excess_ns() == 0
+
+    big = _watch_with_reference(30.0, workspace=256 << 20)  # 256 MiB of garbage filled each call
+    for _ in range(8):
+        big.record("submission", int((30 + 256 * 1.048576 * 0.9) * 1e6), workspace_bytes=256 << 20)
+    assert not big.gross() and big.steady_excess_ns() == 0
+
+
+def test_kernel_threads_working_after_ran_are_counted() -> None:
+    watch = _watch_with_reference(30.0)
+    for _ in range(HELPER_CALLS_SV - 1):
+        watch.record("submission", int(30e6), helper_ns=HELPER_ALLOWANCE_NS * 3)
+    assert not watch.helpers_worked()
+    watch.record("submission", int(30e6), helper_ns=HELPER_ALLOWANCE_NS * 3)
+    assert watch.helpers_worked()
+
+
+def test_tree_cpu_split_counts_a_spinning_helper_thread_apart_from_the_main_thread() -> None:
+    spinner = subprocess.Popen([sys.executable, "-c", (
+        "import threading, time\n"
+        "threading.Thread(target=lambda: [None for _ in iter(int, 1)], daemon=True).start()\n"
+        "time.sleep(30)\n")])
+    try:
+        time.sleep(0.1)
+        main0, others0 = tree_cpu_split(spinner.pid)
+        time.sleep(0.3)
+        main1, others1 = tree_cpu_split(spinner.pid)
+        assert others1 - others0 > 50_000_000  # the helper thread spins (CPU time, not a timing)
+        assert main1 - main0 < others1 - others0  # the main thread sleeps
+    finally:
+        spinner.kill()
+        spinner.wait()
