@@ -25,7 +25,7 @@ from judge.problem import Case
 from judge.profiling.context import ProfileContext
 from judge.profiling.passes import profile_cases
 from judge.results import CaseResult, JudgeResult
-from judge.retime import RetimePolicy, time_until_calm
+from judge.retime import DISTURBED, RetimePolicy, time_until_calm
 from judge.runner.baseline import BaselineFailed, BaselineRunner
 from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
 from judge.runner.protocol import ProtocolViolation
@@ -151,95 +151,126 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     result.cases = case_results
     current: Case | None = None  # the case being checked or timed, for a death's report
     started = time.monotonic()
+    stage_s = {"correctness": 0.0, "timing": 0.0}  # summed over the public and the private child
+    disturbed: list[str] = []  # each group's timing that stayed disturbed (retime.py)
+
+    def judge_group(child: RunnerSession, group: list[Case], *, public: bool) -> bool:
+        """Check `group`'s cases, then time its timed ones (and profile them, public cases only) in
+        `child`; whether every case passed."""
+        nonlocal current, started
+        with child:
+            if public:
+                result.host.update(child.device_info, host=platform.node())
+            started = time.monotonic()  # the children's start-up is the judge's time, not the run's
+            checking_started, oracle_before = time.monotonic(), checker.oracle_seconds
+            first = len(case_results)
+            for case in group:
+                current = case
+                _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
+                case_results.append(_check_case(child, case, request, checker, limits.call_time_limit_s,
+                                                limits.workspace_limit_bytes))
+                reporter.note(f"checked {case.name}")
+            stage_s["correctness"] += time.monotonic() - checking_started - (checker.oracle_seconds - oracle_before)
+            result.stage_times_s["correctness"] = stage_s["correctness"]
+            mine = case_results[first:]
+            timed = [(r, c) for r, c in zip(mine, group, strict=True) if c.case_set.timed]
+            if timed and all(c.passed for c in case_results):
+                reporter.stage(Stage.TIMING)
+                _time_group(child, timed)
+            if public and host.extra.get("profile", "on") != "off" and all(c.passed for c in case_results):
+                profile_cases(result, timed, lambda case: profile_context(child, case))
+        if public:  # after the child has exited (and flushed its C stdio buffers) and the drains have ended
+            result.kernel_output = child.output_text() + result.kernel_output
+        return all(c.passed for c in case_results)
+
+    def _time_group(child: RunnerSession, timed: list[tuple[CaseResult, Case]]) -> None:
+        timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
+        # The timing phase's attempts after the first (retime.py) are the judge's time: from the end
+        # of the first attempt on, the clock of the run's time limit stands still.
+        first_done: float | None = None
+
+        def judge_time() -> float:
+            return time.monotonic() - first_done if first_done is not None else 0.0
+
+        def before_case(case: Case) -> None:
+            nonlocal current
+            current = case
+            _within_run_time(started + judge_time(), limits.run_time_limit_s, checker.oracle_seconds)
+
+        for case_result, case in timed:  # which baseline times each case, for the report and CSV
+            case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
+        phase = TimingPhase(child, baseline, checker, host, runtime_options, track.host_clock, baseline_names=names)
+
+        def time_phase() -> None:
+            nonlocal first_done
+            time_cases(phase, timed, result, before_case=before_case,
+                       after_case=lambda c: reporter.note(f"timed {c.name}"))
+            first_done = first_done if first_done is not None else time.monotonic()
+
+        def room_for(seconds: float) -> bool:  # the whole run, the judge's time too, stays in its limit
+            return time.monotonic() - started - checker.oracle_seconds + seconds < limits.run_time_limit_s
+
+        time_until_calm(time_phase, result,
+                        RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
+                        room_for=room_for, passed=lambda: all(r.passed for r, _ in timed))
+        if DISTURBED in result.host:
+            disturbed.append(result.host[DISTURBED])
+        for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
+            if case.name in baseline.vendor_failures:
+                case_result.baseline = result.host[f"baseline:{case.name}"] = BASELINE_KERNEL
+                result.host[f"baseline_note:{case.name}"] = (
+                    "the vendor operator failed on this case; the baseline kernel timed it (the judge's "
+                    "concern, reported to the organisers)")
+        for case_result, case in timed:  # for the CSV export, with the baseline's name
+            for key, count in (("launches", case_result.launches),
+                               ("baseline_launches", case_result.baseline_launches)):
+                if count is not None:
+                    result.host[f"{key}:{case.name}"] = str(count)
+        stage_s["timing"] += time.monotonic() - timing_started - (checker.oracle_seconds - oracle_before)
+        result.stage_times_s["timing"] = stage_s["timing"]
+
+    def profile_context(child: RunnerSession, case: Case) -> ProfileContext:
+        nonlocal current
+        current = case
+        folder = workdir / "profile" / case.name
+        folder.mkdir(parents=True, exist_ok=True)
+        return ProfileContext(
+            case=case, session=child, threads=threads,
+            call_timeout_s=limits.call_time_limit_s, folder=folder,
+            budget_s=min(PROFILE_BUDGET_S, limits.case_time_budget_s),  # never more than timing
+            start_runner=lambda prefix, run_folder: runner("submission", built.submission, run_folder,
+                                                           command_prefix=tuple(prefix)),
+        )  # fmt: skip
+
+    # Private cases stay private (docs/rules.md): the public cases are checked, timed and profiled in
+    # one child, and only once every public figure is final does a fresh child, which has never seen
+    # a public case's report go out, check and time the private ones. A kernel that remembers the
+    # private sizes it saw has no public case left to write them into (a red team's kernel did, in
+    # the max_abs_err of a public WA, when one child ran every case).
+    public_cases = [c for c in cases if c.case_set is not CaseSet.PRIVATE]
+    private_cases = [c for c in cases if c.case_set is CaseSet.PRIVATE]
     try:
         with contextlib.ExitStack() as children:
             if timing_wanted:
                 children.enter_context(baseline)
-            children.enter_context(session)
-            result.host.update(session.device_info, host=platform.node())
-            if timing_wanted:  # each child measures its clock's overhead: both are recorded
                 result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
                                     if k.endswith("overhead_ns") or k == "python_baseline"})
             names = BaselineNames(result.host.get("baseline_python_baseline", ""),
                                   reference_dir / problem.slug / request.backend.value,
                                   cann_version=runtime_options.get("cann_version"))
-            started = time.monotonic()  # the children's start-up is the judge's time, not the run's
             # The roof of the report's chart, recorded with the run since workers differ.
             for key in ("peak_flops", "peak_bytes_per_s"):
                 if runtime_options.get(key):
                     result.host[key] = str(runtime_options[key])
-            for case in cases:
-                current = case
-                _within_run_time(started, limits.run_time_limit_s, checker.oracle_seconds)
-                case_results.append(_check_case(session, case, request, checker, limits.call_time_limit_s,
-                                                limits.workspace_limit_bytes))
-                reporter.note(f"checked {case.name}")
-            result.stage_times_s["correctness"] = time.monotonic() - started - checker.oracle_seconds
-            timed = [(r, c) for r, c in zip(case_results, cases, strict=True) if c.case_set.timed]
-            if timed and all(c.passed for c in case_results):
-                reporter.stage(Stage.TIMING)
-                timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
-
-                # The timing phase's attempts after the first (retime.py) are the judge's time: from the end
-                # of the first attempt on, the clock of the run's time limit stands still.
-                first_done: float | None = None
-
-                def judge_time() -> float:
-                    return time.monotonic() - first_done if first_done is not None else 0.0
-
-                def before_case(case: Case) -> None:
-                    nonlocal current
-                    current = case
-                    _within_run_time(started + judge_time(), limits.run_time_limit_s, checker.oracle_seconds)
-
-                for case_result, case in timed:  # which baseline times each case, for the report and CSV
-                    case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
-                phase = TimingPhase(session, baseline, checker, host, runtime_options, track.host_clock,
-                                    baseline_names=names)
-                def time_phase() -> None:
-                    nonlocal first_done
-                    time_cases(phase, timed, result, before_case=before_case,
-                               after_case=lambda c: reporter.note(f"timed {c.name}"))
-                    first_done = first_done if first_done is not None else time.monotonic()
-
-                def room_for(seconds: float) -> bool:  # the whole run, the judge's time too, stays in its limit
-                    return time.monotonic() - started - checker.oracle_seconds + seconds < limits.run_time_limit_s
-
-                time_until_calm(time_phase, result,
-                                RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
-                                room_for=room_for, passed=lambda: all(r.passed for r, _ in timed))
-                for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
-                    if case.name in baseline.vendor_failures:
-                        case_result.baseline = result.host[f"baseline:{case.name}"] = BASELINE_KERNEL
-                        result.host[f"baseline_note:{case.name}"] = (
-                            "the vendor operator failed on this case; the baseline kernel timed it (the judge's "
-                            "concern, reported to the organisers)")
-                for case_result, case in timed:  # for the CSV export, with the baseline's name
-                    for key, count in (("launches", case_result.launches),
-                                       ("baseline_launches", case_result.baseline_launches)):
-                        if count is not None:
-                            result.host[f"{key}:{case.name}"] = str(count)
-                result.stage_times_s["timing"] = (time.monotonic() - timing_started
-                                                  - (checker.oracle_seconds - oracle_before))
-
-                def profile_context(case: Case) -> ProfileContext:
-                    nonlocal current
-                    current = case
-                    folder = workdir / "profile" / case.name
-                    folder.mkdir(parents=True, exist_ok=True)
-                    return ProfileContext(
-                        case=case, session=session, threads=threads,
-                        call_timeout_s=limits.call_time_limit_s, folder=folder,
-                        budget_s=min(PROFILE_BUDGET_S, limits.case_time_budget_s),  # never more than timing
-                        start_runner=lambda prefix, run_folder: runner("submission", built.submission, run_folder,
-                                                                       command_prefix=tuple(prefix)),
-                    )  # fmt: skip
-
-                # After timing, never inside it: public cases only (judge/profiling/passes.py).
-                if host.extra.get("profile", "on") != "off":
-                    profile_cases(result, timed, profile_context)
-        # After the child has exited (and flushed its C stdio buffers) and the drains have ended.
-        result.kernel_output = session.output_text()
+            passed = judge_group(session, public_cases, public=True) if public_cases else True
+            if passed and private_cases:
+                private = runner("submission", built.submission, workdir / "private-run")
+                if public_cases:  # all of the private child's output is
+                    result.kernel_output += WITHHELD_OUTPUT_NOTE  # withheld (it writes to its file only)
+                session = private  # a death's report reads the child that died
+                judge_group(private, private_cases, public=not public_cases)
+        if disturbed:
+            result.host[DISTURBED] = "; ".join(disturbed)
     except RunnerStartFailed as exc:
         _internal(result, str(exc))
         return
@@ -343,8 +374,11 @@ def runner_process_limit(max_processes: int, threads: int) -> int:
 def _record_death(result: JudgeResult, case_results: list[CaseResult], case: Case, exc: RunnerDied) -> None:
     """The case during which the child died gets the verdict (its timing, or a new row if unchecked)."""
     verdict, reason = classify_death(exc)
-    result.kernel_output = exc.stderr[-4096:]
-    if exc.withheld_stderr:
+    if case.case_set is CaseSet.PRIVATE and result.kernel_output:
+        pass  # the private child died: the public child's output, kept already, is what the team sees
+    else:
+        result.kernel_output = exc.stderr[-4096:]
+    if exc.withheld_stderr and WITHHELD_OUTPUT_NOTE not in result.kernel_output:
         result.kernel_output += WITHHELD_OUTPUT_NOTE
     _record_failure(case_results, case, verdict, reason)
 
