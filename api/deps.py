@@ -91,12 +91,15 @@ async def optional_principal(
         return None
     token = credentials.credentials
     throttle, client = throttle_of(request), client_address(request)
-    throttle.check(client)  # an address that failed too often is refused before its token is looked up
 
     def lookup() -> Principal:
+        # A valid token is never refused for what others did from its address (a lab behind one NAT,
+        # a forged forwarded-for): tokens are 240 random bits, so the limit cannot be what stops
+        # guessing them; it bounds the failed lookups an address makes (api/ratelimit.py).
         try:
             return authenticate(session, token=token, pepper=settings.pepper)
         except AuthError:
+            throttle.check(client)  # over the limit: 429 instead of 401, and the failure is not counted
             throttle.failed(client)
             raise
         finally:

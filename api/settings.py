@@ -87,7 +87,19 @@ class Settings(BaseSettings):
     # Behind a TLS-terminating proxy (docker-compose.yml): mark the login cookies Secure whatever
     # scheme reaches the app, and trust the proxy's X-Forwarded-Proto from these addresses.
     secure_cookies: bool = False
+    # The proxies' own addresses or networks, comma-separated. The client is the rightmost
+    # X-Forwarded-For hop that is not one of them (uvicorn's proxy middleware); "*" would make every
+    # hop trusted, so the leftmost entry, which the client writes itself, would name the client.
     forwarded_allow_ips: str = "127.0.0.1"
+
+    @model_validator(mode="after")
+    def _proxies_named(self) -> Settings:
+        if any(part.strip() == "*" for part in self.forwarded_allow_ips.split(",")):
+            raise ValueError(
+                "OPJUDGE_FORWARDED_ALLOW_IPS must name the proxy's own addresses or networks "
+                "(such as 172.16.0.0/12 for a Docker bridge), not '*': with '*' a client names its own "
+                "address in X-Forwarded-For (docs/operations.md, 'Logins and rate limits')")
+        return self
 
     @model_validator(mode="after")
     def _secrets_present(self) -> Settings:

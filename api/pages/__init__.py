@@ -6,12 +6,15 @@ functions and dependencies as the JSON API, and add no state of their own.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from api.pages import admin, auth, board, finals, organisers, problem, report, review, similarity, static, team
+from api.pages.auth import TOKEN_COOKIE
 from api.pages.web import render
 
 pages_router = APIRouter(include_in_schema=False)
@@ -42,3 +45,14 @@ def install(app: FastAPI) -> None:
     """Add the pages and their assets to the application, and pages for paths that name none."""
     app.include_router(pages_router)
     app.add_exception_handler(HTTPException, _no_such_page)
+    app.middleware("http")(_clear_stale_session_cookie)
+
+
+async def _clear_stale_session_cookie(request: Request,
+                                      call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """A page whose session cookie no longer works (revoked, expired) says so to the browser: the cookie
+    is deleted, so a board left open does not send it again on every poll (auth.page_viewer)."""
+    response = await call_next(request)
+    if getattr(request.state, "clear_session_cookie", False):
+        response.delete_cookie(TOKEN_COOKIE, path="/")
+    return response

@@ -58,16 +58,18 @@ async def page_viewer(request: Request, session: SessionDep, settings: SettingsD
     request.state.viewer = None
     request.state.csrf = ""
     token = request.cookies.get(TOKEN_COOKIE)
-    throttle, client = throttle_of(request), client_address(request)
-    if not token or throttle.blocked_for_s(client):
-        return None  # an address that failed too often reads as logged out until its minute passes
+    if not token:
+        return None
 
     def lookup() -> Principal | None:
         try:
             return _cookie_principal(session, settings, token, now)
         except AuthError:
-            throttle.failed(client)
-            return None  # a revoked or stale cookie reads as logged out
+            # A revoked or stale cookie reads as logged out, and is cleared (api/app.py, on the way
+            # out). It is not counted as a failed check: a page session's secret is 256 random bits,
+            # nobody guesses one, and a board left open polls every 3 s.
+            request.state.clear_session_cookie = True
+            return None
         finally:
             session.rollback()  # end the lookup's transaction, as api/deps.py does
 
@@ -142,10 +144,10 @@ def login_submit(
         return _login_again(request, next, "The login form expired; please try again.", 403)
     token = token.strip()
     throttle, client = throttle_of(request), client_address(request)
-    throttle.check(client)
     try:
         principal = _check(session, settings, token)
-    except AuthError as error:
+    except AuthError as error:  # a right token always logs in, whatever failed from this address
+        throttle.check(client)
         throttle.failed(client)
         return _login_again(request, next, f"That token does not work: {error}.", 401)
     secret = open_page_session(session, token_id=principal.token_id, pepper=settings.pepper, now=now,
