@@ -65,3 +65,6 @@ def _print(finals: dict[str, Any]) -> None:
     console.print(table)
     if not chosen:
         console.print("No finals marked: your latest submission per problem counts.")
+    else:
+        console.print("Which of your marked finals counts is a private result: it is shown once the final "
+                      "ranking is published.")

@@ -43,12 +43,33 @@ def team_finals(session: Session, *, team_id: int) -> TeamFinals:
         select(FinalChoice.submission_id).where(FinalChoice.team_id == team_id)
         .order_by(FinalChoice.chosen_at, FinalChoice.submission_id)
     ))  # fmt: skip
-    standing = read_standings(session, competition_id=comp.id, case_set=CaseSet.PRIVATE, team_id=team_id)
-    counting = {slug: e.submission_id for s in standing for slug, e in s.entries.items()}
     choosable = tuple(s for s in list_submissions(session, team_id=team_id, limit=_MAX_LISTED)
                       if s.verdict is not None and s.disqualified_at is None
                       and s.mode == RunMode.RANKED)  # fmt: skip
-    return TeamFinals(comp.ranked_by, comp.finals_limit, chosen, counting, choosable, comp.ends_at)
+    return TeamFinals(comp.ranked_by, comp.finals_limit, chosen, _counting(session, comp, team_id, chosen, choosable),
+                      choosable, comp.ends_at)
+
+
+def _counting(session: Session, comp: Competition, team_id: int, chosen: tuple[int, ...],
+              choosable: tuple[SubmissionSummary, ...]) -> dict[str, int]:
+    """problem -> the submission the final ranking scores now, as far as a team may know it.
+
+    Private cases stay private until the final ranking is published (docs/rules.md): before that,
+    nothing here is derived from private results. Which of several marked finals wins, or which
+    submission is a team's best, is a private result, so those problems are left out (the marked
+    set is `chosen`); a problem with nothing marked, or under `latest`, names the latest ranked
+    submission, which public facts decide. After publication, the private standings say."""
+    if comp.final_published:
+        standing = read_standings(session, competition_id=comp.id, case_set=CaseSet.PRIVATE, team_id=team_id)
+        return {slug: e.submission_id for s in standing for slug, e in s.entries.items()}
+    if comp.ranked_by is RankedBy.BEST:
+        return {}
+    marked = {s.problem for s in choosable if s.id in chosen}
+    latest: dict[str, int] = {}
+    for summary in choosable:  # newest first
+        if summary.problem not in marked:
+            latest.setdefault(summary.problem, summary.id)
+    return latest
 
 
 def choose_finals(session: Session, *, team_id: int, submission_ids: list[int], now: datetime) -> TeamFinals:
