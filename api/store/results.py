@@ -15,7 +15,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from api.store.enums import RunKind
-from api.store.models import CaseResultRow, Run
+from api.store.models import CaseResultRow, Competition, Run, Submission
 from api.store.views import CaseView, RunView
 from judge.backends import CaseSet
 from judge.results import JudgeResult
@@ -69,10 +69,22 @@ def run_views(session: Session, runs: list[Run], *, team_view: bool) -> list[Run
     if team_view:
         runs = [r for r in runs if r.kind is not RunKind.REPRODUCTION]
     cases = case_rows(session, [r.id for r in runs])
-    return [_run_view(run, cases[run.id], team_view=team_view) for run in runs]
+    published = _published(session, runs) if team_view else set()
+    return [_run_view(run, cases[run.id], team_view=team_view, per_private_case=run.submission_id in published)
+            for run in runs]
 
 
-def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunView:
+def _published(session: Session, runs: list[Run]) -> set[int]:
+    """The submissions among `runs`' whose competition has published its final ranking."""
+    ids = {r.submission_id for r in runs}
+    if not ids:
+        return set()
+    query = (select(Submission.id).join(Competition, Competition.id == Submission.competition_id)
+             .where(Submission.id.in_(ids), Competition.final_published.is_(True)))
+    return set(session.scalars(query))
+
+
+def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool, per_private_case: bool = True) -> RunView:
     return RunView(
         id=run.id, submission_id=run.submission_id, kind=run.kind, status=run.status, queue=run.queue,
         attempt=run.attempt, created_at=run.created_at, queued_at=run.queued_at, started_at=run.started_at,
@@ -82,7 +94,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool) -> RunVi
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
-        cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}),
+        cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}, per_private_case=per_private_case),
         timing=run_timing(run.worker_info or {}), profiles=public_profiles(run, cases),
         disturbed=run.disturbed or "", timing_attempts=_attempts(run.worker_info or {}),
     )  # fmt: skip
@@ -138,12 +150,25 @@ def _quotes_a_private_case(message: str, cases: list[CaseResultRow]) -> bool:
     return any(c.case_set is CaseSet.PRIVATE and c.message and c.message in message for c in cases)
 
 
-def _case_views(rows: list[CaseResultRow], *, team_view: bool, info: dict[str, Any] | None = None) -> list[CaseView]:
+def _case_views(rows: list[CaseResultRow], *, team_view: bool, info: dict[str, Any] | None = None,
+                per_private_case: bool = True) -> list[CaseView]:
     """A team sees a private case as "private <n>": the package's names say sizes (`p01_48m_f16`).
+    Until its competition's final ranking is published (`per_private_case` False) it sees one row for
+    the private set as a whole, "private cases", passed only when every one did: a pass or fail per
+    case under a stable label is one bit per run per case, enough to find each size by binary search
+    (docs/rules.md).
 
     `info`: the run's worker_info, which holds each timed case's launch counts under device timing."""
     views, hidden = [], 0
+    private = [r for r in rows if r.case_set is CaseSet.PRIVATE]
     for row in rows:
+        if team_view and row.case_set is CaseSet.PRIVATE and not per_private_case:
+            if row is private[0]:
+                failed = [r for r in private if not r.passed]
+                whole = failed[0] if failed else row
+                views.append(dataclasses.replace(_case_view(whole, redact=True, name="private cases"),
+                                                 passed=not failed))
+            continue
         if team_view and row.case_set is CaseSet.PRIVATE:
             hidden += 1
             views.append(_case_view(row, redact=True, name=f"private {hidden}"))

@@ -73,7 +73,7 @@ def test_a_private_failure_message_is_generic_for_the_team(session: Session, con
     assert "p1" not in run.message and "dK" not in run.message and "65536" not in run.message
     assert run.message.startswith("WA on a private case")
     private = next(c for c in run.cases if c.case_set is CaseSet.PRIVATE)
-    assert private.redacted and not private.passed and private.message == "" and private.name == "private 1"
+    assert private.redacted and not private.passed and private.message == "" and private.name == "private cases"
     # Organisers still see everything.
     (organiser_run,) = submission_detail(session, submission_id=submission_id).runs
     assert organiser_run.message == SECRET_FAILURE
