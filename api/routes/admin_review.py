@@ -29,8 +29,10 @@ from api.schemas.organisers import (
 )
 from api.store import final_state, recompute_final
 from api.store.data_release import build_release
+from api.store.errors import InvalidInputError
 from api.store.jobs import JobKind, JobStatus, get_job, list_jobs, start_job
 from api.store.similarity import Decision, decide_pair, get_pair, list_pairs, pair_sources
+from judge.modes import RunMode
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -121,7 +123,10 @@ def decide(pair_id: PairId, body: PairDecision, admin: AdminDep, session: Sessio
 
 @router.get("/competitions/{slug}/release.zip", response_class=FileResponse)
 def data_release(slug: str, admin: AdminDep, session: SessionDep, now: NowDep,
-                 anonymise: Annotated[bool, Query(description="team and reviewer names as team-001, ...")] = False,
+                 anonymise: Annotated[bool, Query(description="random pseudonyms and submission numbers, times "
+                                                  "to the day, no ranking: nothing joins to the public board")] = False,
+                 modes: Annotated[str, Query(description="run modes to include, comma-separated: test, benchmark, "
+                                              "ranked")] = "ranked",
                  ) -> FileResponse:  # fmt: skip
     """The whole contest for publication, once it has ended: Parquet files (submissions with their
     sources, per-case results, final ranking, reviewers' totals) and a data card README.md that
@@ -129,7 +134,7 @@ def data_release(slug: str, admin: AdminDep, session: SessionDep, now: NowDep,
     work = Path(tempfile.mkdtemp(prefix="opjudge-release-"))
     try:
         release = build_release(session, competition=slug, folder=work / slug, anonymise=anonymise, actor=admin,
-                                now=now)  # fmt: skip
+                                now=now, modes=_modes(modes))  # fmt: skip
         archive = shutil.make_archive(str(work / f"{slug}-release"), "zip", root_dir=work, base_dir=slug)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -137,3 +142,12 @@ def data_release(slug: str, admin: AdminDep, session: SessionDep, now: NowDep,
     name = f"{slug}-release{'-anonymised' if release.anonymised else ''}.zip"
     return FileResponse(archive, media_type="application/zip", filename=name,
                         background=BackgroundTask(shutil.rmtree, work, ignore_errors=True))  # fmt: skip
+
+
+def _modes(value: str) -> tuple[RunMode, ...]:
+    words = [w.strip() for w in value.split(",") if w.strip()]
+    known = {m.value: m for m in RunMode}
+    unknown = [w for w in words if w not in known]
+    if unknown or not words:
+        raise InvalidInputError(f"modes must be some of {', '.join(known)}, comma-separated; got {value!r}")
+    return tuple(dict.fromkeys(known[w] for w in words))

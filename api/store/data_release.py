@@ -3,19 +3,25 @@ publication after the contest ends; loadable with Hugging Face `datasets` (one c
 
 Files: `submissions` (each submission's sources, verdict and score), `results` (per case, of
 the run that counts), `ranking` (the final ranking: the published snapshot, else as computed
-now) and `reviews` (each reviewer's current total per finalist). With `anonymise`, team and
-reviewer names become `team-001`, `reviewer-01`, ... (numbered by id) and the free text that
-may name them (review comments, disqualification reasons) is left out; the sources are kept
-as submitted, so a name written in a comment there stays (the data card says so).
+now) and `reviews` (each reviewer's current total per finalist). `modes` chooses which run modes'
+submissions are in it (ranked only by default: test runs and failed builds are drafts).
+
+With `anonymise` nothing joins the release to the public board or to another release: team and
+reviewer names become random pseudonyms (`team-3fa91c`, not numbered in any order the teams had),
+submission numbers are random, times are kept to the day, file names become `file-1.cpp`, ..., the
+free text that may name people (review comments, disqualification reasons) is left out, and the
+ranking, whose scores and ranks the public final board shows beside the teams' names, is not in it.
+The sources are kept as submitted, so a name written in them stays (the data card says so).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sqlalchemy import select
@@ -28,6 +34,7 @@ from api.store.models import CaseResultRow, Problem, Reviewer, Run, Submission, 
 from api.store.ranking import leaderboard
 from api.store.reviews import list_reviews
 from api.store.views import Principal
+from judge.modes import RunMode
 
 _BATCH = 500
 
@@ -37,45 +44,71 @@ class Release:
     folder: Path
     files: dict[str, int]  # parquet file -> rows
     anonymised: bool
+    modes: tuple[RunMode, ...] = (RunMode.RANKED,)
 
 
 def build_release(session: Session, *, competition: str, folder: Path, anonymise: bool, actor: Principal | None,
-                  now: datetime) -> Release:  # fmt: skip
+                  now: datetime, modes: tuple[RunMode, ...] = (RunMode.RANKED,)) -> Release:  # fmt: skip
     """Write the release into `folder` (audited; commits first). Refused before the window ends."""
     comp = competition_row(session, competition)
     if now < comp.ends_at:
         raise ConflictError(f"the data release is for after the contest; the window is open until "
                             f"{comp.ends_at.isoformat()}")  # fmt: skip
     record_audit(session, actor=actor, action="export.release", now=now, competition_id=comp.id, target=competition,
-                 details={"anonymise": anonymise})  # fmt: skip
+                 details={"anonymise": anonymise, "modes": [m.value for m in modes]})  # fmt: skip
     session.commit()
     names = _Names(session, comp.id, anonymise)
     folder.mkdir(parents=True, exist_ok=True)
     counts = {
-        "submissions": _write(folder / "submissions.parquet", _SUBMISSIONS, _submissions(session, comp.id, names)),
-        "results": _write(folder / "results.parquet", _RESULTS, _results(session, comp.id, names)),
-        "ranking": _write(folder / "ranking.parquet", _RANKING, _ranking(session, competition, names)),
-        "reviews": _write(folder / "reviews.parquet", _REVIEWS, _reviews(session, comp.id, names)),
+        "submissions": _write(folder / "submissions.parquet", _SUBMISSIONS,
+                              _submissions(session, comp.id, names, modes)),
+        "results": _write(folder / "results.parquet", _RESULTS, _results(session, comp.id, names, modes)),
     }
-    (folder / "README.md").write_text(data_card(comp.title, competition, counts, anonymise=anonymise, now=now))
+    if not anonymise:  # its scores and ranks are on the public final board, beside the teams' names
+        counts["ranking"] = _write(folder / "ranking.parquet", _RANKING, _ranking(session, competition, names))
+    counts["reviews"] = _write(folder / "reviews.parquet", _REVIEWS, _reviews(session, comp.id, names))
+    (folder / "README.md").write_text(data_card(comp.title, competition, counts, anonymise=anonymise, now=now,
+                                                modes=modes))  # fmt: skip
     session.rollback()
-    return Release(folder, counts, anonymise)
+    return Release(folder, counts, anonymise, modes)
 
 
 class _Names:
-    """Team and reviewer names as released: as they are, or numbered by id."""
+    """Team and reviewer names and submission numbers as released: as they are, or random."""
 
     def __init__(self, session: Session, competition_id: int, anonymise: bool) -> None:
-        teams = session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id)
-                                .order_by(Team.id)).all()  # fmt: skip
+        teams = session.execute(select(Team.id, Team.name).where(Team.competition_id == competition_id)).all()
         reviewers = session.execute(select(Reviewer.id, Reviewer.name)
-                                    .where(Reviewer.competition_id == competition_id).order_by(Reviewer.id)).all()
+                                    .where(Reviewer.competition_id == competition_id)).all()
         self.anonymise = anonymise
-        self.team = {i: f"team-{n + 1:03d}" if anonymise else name for n, (i, name) in enumerate(teams)}
-        self.reviewer = {i: f"reviewer-{n + 1:02d}" if anonymise else name for n, (i, name) in enumerate(reviewers)}
+        self.team = {i: _pseudonym("team", 3) if anonymise else name for i, name in teams}
+        self.reviewer = {i: _pseudonym("reviewer", 2) if anonymise else name for i, name in reviewers}
+        self._submissions: dict[int, int] = {}
+
+    def submission(self, submission_id: int) -> int:
+        """The submission's number: its id, or a random 9-digit number, the same across the release's files."""
+        if not self.anonymise:
+            return submission_id
+        taken = set(self._submissions.values())
+        while submission_id not in self._submissions:
+            number = 100_000_000 + secrets.randbelow(900_000_000)
+            if number not in taken:
+                self._submissions[submission_id] = number
+        return self._submissions[submission_id]
+
+    def time(self, value: datetime) -> datetime:
+        """To the day when anonymised: the public board shows a team's last submission to the microsecond."""
+        return value.replace(hour=0, minute=0, second=0, microsecond=0) if self.anonymise else value
+
+    def file(self, position: int, name: str) -> str:
+        return f"file-{position}{PurePosixPath(name).suffix}" if self.anonymise else name
 
     def text(self, value: str | None) -> str | None:
         return None if self.anonymise else value
+
+
+def _pseudonym(kind: str, nbytes: int) -> str:
+    return f"{kind}-{secrets.token_hex(nbytes)}"  # a clash is harmless: names are labels, ids stay apart
 
 
 def _schema(fields: list[tuple[str, Any]]) -> Any:
@@ -93,7 +126,8 @@ def _types() -> dict[str, Any]:
 
 
 _SUBMISSIONS = [("submission_id", "int"), ("team", "str"), ("problem", "str"), ("backend", "str"),
-                ("created_at", "time"), ("verdict", "str"), ("score", "float"), ("disqualified", "bool"),
+                ("mode", "str"), ("created_at", "time"), ("verdict", "str"), ("score", "float"),
+                ("disqualified", "bool"),
                 ("disqualify_reason", "str"), ("files", "files")]  # fmt: skip
 _RESULTS = [("submission_id", "int"), ("team", "str"), ("problem", "str"), ("backend", "str"), ("case", "str"),
             ("set", "str"), ("passed", "bool"), ("verdict", "str"), ("median_ns", "float"),
@@ -121,12 +155,13 @@ def _write(path: Path, fields: list[tuple[str, str]], rows: Iterator[dict[str, A
     return count + len(batch)
 
 
-def _submissions(session: Session, competition_id: int, names: _Names) -> Iterator[dict[str, Any]]:
+def _submissions(session: Session, competition_id: int, names: _Names,
+                 modes: tuple[RunMode, ...]) -> Iterator[dict[str, Any]]:
     after = 0
     while True:
         rows = session.execute(
             select(Submission, Problem.slug).join(Problem, Problem.id == Submission.problem_id)
-            .where(Submission.competition_id == competition_id, Submission.id > after)
+            .where(Submission.competition_id == competition_id, Submission.id > after, Submission.mode.in_(modes))
             .order_by(Submission.id).limit(_BATCH)
         ).all()  # fmt: skip
         if not rows:
@@ -137,24 +172,30 @@ def _submissions(session: Session, competition_id: int, names: _Names) -> Iterat
             .where(SubmissionFile.submission_id.in_([s.id for s, _p in rows]))
             .order_by(SubmissionFile.submission_id, SubmissionFile.position)
         ):  # fmt: skip
-            files.setdefault(sid, []).append({"name": name, "content": bytes(content).decode("utf-8", "replace")})
+            kept = files.setdefault(sid, [])
+            kept.append({"name": names.file(len(kept) + 1, name),
+                         "content": bytes(content).decode("utf-8", "replace")})
         for s, problem in rows:
-            yield {"submission_id": s.id, "team": names.team.get(s.team_id), "problem": problem,
-                   "backend": s.backend.value, "created_at": s.created_at, "verdict": s.verdict and s.verdict.value,
+            yield {"submission_id": names.submission(s.id), "team": names.team.get(s.team_id), "problem": problem,
+                   "backend": s.backend.value, "mode": s.mode.value, "created_at": names.time(s.created_at),
+                   "verdict": s.verdict and s.verdict.value,
                    "score": s.score, "disqualified": s.disqualified_at is not None,
                    "disqualify_reason": names.text(s.disqualify_reason), "files": files.get(s.id, [])}  # fmt: skip
         after = rows[-1][0].id
 
 
-def _results(session: Session, competition_id: int, names: _Names) -> Iterator[dict[str, Any]]:
+def _results(session: Session, competition_id: int, names: _Names,
+             modes: tuple[RunMode, ...]) -> Iterator[dict[str, Any]]:
     rows = session.execute(
         select(Submission.id, Submission.team_id, Problem.slug, Submission.backend, CaseResultRow)
         .join(Run, Run.id == Submission.scored_run_id).join(Problem, Problem.id == Submission.problem_id)
-        .join(CaseResultRow, CaseResultRow.run_id == Run.id).where(Submission.competition_id == competition_id)
+        .join(CaseResultRow, CaseResultRow.run_id == Run.id)
+        .where(Submission.competition_id == competition_id, Submission.mode.in_(modes))
         .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
     )  # fmt: skip
     for sid, team_id, problem, backend, c in rows:
-        yield {"submission_id": sid, "team": names.team.get(team_id), "problem": problem, "backend": backend.value,
+        yield {"submission_id": names.submission(sid), "team": names.team.get(team_id), "problem": problem,
+               "backend": backend.value,
                "case": c.name, "set": c.case_set.value, "passed": c.passed, "verdict": c.verdict.value,
                "median_ns": c.median_ns, "baseline_median_ns": c.baseline_median_ns, "ratio": c.ratio,
                "gflops": c.gflops}  # fmt: skip
@@ -176,7 +217,8 @@ def _reviews(session: Session, competition_id: int, names: _Names) -> Iterator[d
 
 
 _WHAT = {
-    "submissions": "every submission: team, problem, backend, time, verdict, score against the baseline, "
+    "submissions": "every submission of the modes released: team, problem, backend, mode, time, verdict, "
+                   "score against the baseline, "
                    "disqualified, and its source files (`files`: name, content)",
     "results": "per case of the run that counts: set (tests, benchmarks, private), passed, verdict, median time, "
                "the baseline's median time from the same run, ratio r = t_sub / t_base",
@@ -186,14 +228,19 @@ _WHAT = {
 }
 
 
-def data_card(title: str, slug: str, counts: dict[str, int], *, anonymise: bool, now: datetime) -> str:
+def data_card(title: str, slug: str, counts: dict[str, int], *, anonymise: bool, now: datetime,
+              modes: tuple[RunMode, ...] = (RunMode.RANKED,)) -> str:
     """README.md with the YAML header `datasets` reads: one config per Parquet file."""
     configs = "".join(f"- config_name: {name}\n  data_files: {name}.parquet\n" for name in counts)
     table = "\n".join(f"| {name} | {count} | {_WHAT[name]} |" for name, count in counts.items())
-    people = ("Team and reviewer names are replaced by `team-NNN` and `reviewer-NN` (numbered in the order the "
-              "teams were created); review comments and disqualification reasons are left out. The sources are "
-              "as submitted: a name a team wrote in its own code is still there."
+    people = ("Team and reviewer names are random pseudonyms (`team-3fa91c`, `reviewer-9b2e`), submission numbers "
+              "are random, times are kept to the day and file names are `file-1.cpp`, ... (an `#include` in a "
+              "source names the original file); review comments and disqualification reasons are left out, and "
+              "so is the final ranking, whose scores and ranks the public board shows beside the teams' names. "
+              "Nothing here joins to the board or to another release. The sources are as submitted: a name a "
+              "team wrote in its own code is still there."
               if anonymise else "Team and reviewer names are as registered.")  # fmt: skip
+    people += f"\n\nRun modes released: {', '.join(m.value for m in modes)}."
     return f"""---
 pretty_name: "{title} ({slug}), opjudge data release"
 configs:
