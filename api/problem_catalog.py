@@ -59,5 +59,17 @@ def shown_problem(session: Session, settings: Settings, slug: str, competition: 
         problem = load_problem(slug, settings.problems_dir, settings.reference_dir)
     except UnknownProblemError:
         raise NotFoundError(f"problem {slug!r} is attached but its package is missing on this server") from None
-    info = problem_info(problem, backends, baseline_public=all(c.baseline_public for c in holding))
+    info = problem_info(problem, backends, baseline_public=_baseline_shown(session, holding, viewer))
     return info, [c.slug for c in holding]
+
+
+def _baseline_shown(session: Session, holding: list[CompetitionView], viewer: Principal | None) -> bool:
+    """Whether the baseline's source is shown. A team's or reviewer's own competition decides for them,
+    whichever competition they name: a team of a contest that hides its baseline read it through another
+    contest that shows it. Others (no token, organisers) see it where every competition named shows it.
+    Left open: a problem whose baseline one competition shows is public there to anyone without a token;
+    docs/operations.md says not to attach it so beside a contest that hides it."""
+    if viewer is not None and viewer.competition_slug:
+        own = get_competition(session, slug=viewer.competition_slug)
+        return own.baseline_public
+    return all(c.baseline_public for c in holding)

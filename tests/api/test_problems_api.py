@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import Contest
+from api.settings import Settings
+from api.store import Session
+from tests.api.conftest import Contest, make_contest
 
 
 def test_the_list_names_the_competitions_problems(client: TestClient, contest: Contest) -> None:
@@ -42,6 +44,24 @@ def test_the_baseline_is_hidden_where_the_competition_says_so(client: TestClient
     assert changed.status_code == 200 and changed.json()["baseline_public"] is False
     body = client.get("/api/v1/problems/add_mul_relu").json()
     assert body["backends"][0]["baseline"] is None
+
+
+def test_a_hidden_baseline_is_not_read_through_another_competition(
+    client: TestClient, contest: Contest, session: Session, settings: Settings
+) -> None:
+    """A team of a contest that hides its baseline asked for the problem through another contest that
+    shows it, and got the baseline source (issue 32 item 7): its own contest decides for it."""
+    assert client.patch(f"/api/v1/admin/competitions/{contest.slug}", headers=contest.auth("admin"),
+                        json={"baseline_public": False}).status_code == 200  # fmt: skip
+    make_contest(session, settings, slug="open-cup", teams=("zulu",))  # shows its baseline
+    through_other = client.get("/api/v1/problems/add_mul_relu", params={"competition": "open-cup"},
+                               headers=contest.auth("alpha"))  # fmt: skip
+    assert through_other.status_code == 200
+    assert through_other.json()["backends"][0]["baseline"] is None
+    own = client.get("/api/v1/problems/add_mul_relu", headers=contest.auth("alpha")).json()
+    assert own["backends"][0]["baseline"] is None
+    anyone = client.get("/api/v1/problems/add_mul_relu", params={"competition": "open-cup"}).json()
+    assert anyone["backends"][0]["baseline"] is not None  # that contest shows it to everyone
 
 
 def test_the_header_downloads_and_unknown_problems_are_404(client: TestClient, contest: Contest) -> None:
