@@ -124,6 +124,6 @@ def csv_value(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, StrEnum):
         return value.value
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value  # a team name like "=cmd|..." must not run as a spreadsheet formula
     return value

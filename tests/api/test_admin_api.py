@@ -249,3 +249,12 @@ def test_moving_the_end_moves_the_freeze_with_it(client: TestClient, contest: Co
     assert freeze_after({"ends_at": end.isoformat(), "freeze_at": own.isoformat()}).startswith(own.isoformat()[:16])
     # And its lead (here 2 days less 10 minutes) is kept by the next move of the end.
     assert freeze_after({"ends_at": later.isoformat()}).startswith((own + timedelta(days=1)).isoformat()[:16])
+
+
+def test_csv_cells_that_a_spreadsheet_reads_as_formulas_are_defused() -> None:
+    """OWASP's list: =, +, -, @, and a leading tab or carriage return (issue 32 item 8)."""
+    from api.store.exports import csv_value
+
+    for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=1+1", "\r=1+1"):
+        assert csv_value(text) == "'" + text
+    assert csv_value("alpha team") == "alpha team"
