@@ -22,7 +22,7 @@ for _module in (static, auth, board, problem, report, team, finals, admin, organ
     pages_router.include_router(_module.router)
 
 
-_TITLES = {404: "Not found", 405: "Not allowed"}
+_TITLES = {404: "Not found", 405: "Not allowed", 413: "Too large"}
 
 
 async def _no_such_page(request: Request, error: Exception) -> Response:
@@ -31,12 +31,18 @@ async def _no_such_page(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     if request.url.path.startswith("/api/"):
         return await http_exception_handler(request, error)
-    if error.status_code == 405:
+    status = error.status_code
+    if status == 405:
         message = f"{request.url.path} takes a form, not a {request.method}; go back and send the form again"
-    else:
+    elif status == 404:
         message = f"there is no page at {request.url.path}"
-    response = render(request, "error.html", status_code=error.status_code,
-                      title=_TITLES.get(error.status_code, "Error"), message=message)
+    elif status == 400 and "Too many fields" in str(error.detail):  # Starlette's form parser: 1,000 at most
+        status, message = 413, ("the form sent more fields than a page takes (at most 1,000); "
+                                "choose fewer items and send it again")
+    else:
+        message = str(error.detail)
+    response = render(request, "error.html", status_code=status, title=_TITLES.get(status, "Error"),
+                      message=message)
     response.headers.update(error.headers or {})
     return response
 

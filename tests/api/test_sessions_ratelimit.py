@@ -138,3 +138,14 @@ def test_the_client_is_the_rightmost_hop_the_proxy_did_not_write(
 def test_a_star_for_the_trusted_proxies_is_refused(settings: Settings) -> None:
     with pytest.raises(ValueError, match="not '\\*'"):
         Settings.model_validate({**settings.model_dump(), "forwarded_allow_ips": "*"})
+
+
+def test_a_form_with_too_many_fields_is_a_413_that_says_so(
+    pages: TestClient, contest: Contest, limited: Settings
+) -> None:
+    cookie = _login(pages, contest.tokens["alpha"])
+    pages.cookies.set(TOKEN_COOKIE, cookie)
+    fields = {"csrf": csrf_token(limited, cookie), "submission_ids": [str(i) for i in range(1001)]}
+    answer = pages.post("/team/finals", data=fields, follow_redirects=False)
+    assert answer.status_code == 413 and "more fields than a page takes" in answer.text, answer.text[-1500:]
+    assert "there is no page" not in answer.text
