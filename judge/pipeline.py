@@ -20,6 +20,7 @@ from judge.determinism import set_deterministic
 from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
+from judge.modes import RunMode
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.profiling.context import ProfileContext
@@ -430,7 +431,8 @@ def _conclude(result: JudgeResult) -> None:
     if failures:
         first = next(c for c in failures if c.verdict is result.verdict)
         result.message = first.message
-        result.score = 0.0
+        # A failed timed run scores 0; a test run is never scored, passed or not (docs/rules.md).
+        result.score = None if result.mode is RunMode.TEST else 0.0
         return
     result.message = f"all {len(result.cases)} cases passed"
     for case_set in (CaseSet.BENCHMARKS, CaseSet.PRIVATE):

@@ -37,6 +37,7 @@ from api.store import (
     submission_sources,
 )
 from api.store.page_queries import run_host_info
+from judge.modes import RunMode
 from judge.verdict import Verdict
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
@@ -120,7 +121,8 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
         "profiles": profile_views(shown.profiles) if shown else [],
         "history": history_svg([
             HistoryPoint(s.id, s.score, s.verdict is Verdict.AC, s.id == submission.id)
-            for s in reversed(history) if s.verdict is not None  # judged ones only
+            # Scored ones only: a test run has no score, and drawing it at 0 said it failed.
+            for s in reversed(history) if s.verdict is not None and s.mode is not RunMode.TEST
         ]),  # fmt: skip
         "sources": [(name, content.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]) for name, content in sources],
         **kernel_output_view(shown.kernel_output if shown else ""),

@@ -222,7 +222,8 @@ def _summary_query() -> Select[tuple[Submission, str, str]]:
 def _summary(s: Submission, team_name: str, problem: str) -> SubmissionSummary:
     return SubmissionSummary(
         id=s.id, competition_id=s.competition_id, team_id=s.team_id, team_name=team_name, problem=problem,
-        backend=s.backend, status=s.status, verdict=s.verdict, score=s.score, sha256=s.sha256,
-        file_count=s.file_count, total_bytes=s.total_bytes, created_at=s.created_at,
+        backend=s.backend, status=s.status, verdict=s.verdict,
+        score=None if s.mode is RunMode.TEST else s.score,  # a test run has no score (rows stored before: 0.0)
+        sha256=s.sha256, file_count=s.file_count, total_bytes=s.total_bytes, created_at=s.created_at,
         disqualified_at=s.disqualified_at, disqualify_reason=s.disqualify_reason, mode=s.mode,
     )  # fmt: skip

@@ -127,3 +127,19 @@ def test_a_team_sees_one_pass_or_fail_for_the_private_set_until_the_final_rankin
         session.execute(update(Competition).where(Competition.slug == contest.slug).values(final_published=True))
         session.commit()
     assert private_rows("alpha") == [("private 1", True), ("private 2", False)]
+
+
+def test_a_test_run_has_no_score_in_any_list_even_one_stored_as_0(
+    client: TestClient, contest: Contest, database: Database
+) -> None:
+    """Workers before issue 33 stored 0.0 for a failed test run; the lists showed 0.00 (issue 33 item 1)."""
+    parts = [("files", ("kernel.cpp", KERNEL, "text/x-c++src"))]
+    created = client.post("/api/v1/submissions", headers=contest.auth("alpha"), files=parts,
+                          data={"problem": "add_mul_relu", "backend": "cpu", "mode": "test"}).json()  # fmt: skip
+    failed = result(verdict=Verdict.WA, failed=("t1",))
+    failed.score = 0.0
+    with database.session() as session:
+        claim_run(session, run_id=created["run_id"], worker="w1")
+        finish_run(session, run_id=created["run_id"], result=failed, worker_info={})
+    listed = client.get("/api/v1/submissions", headers=contest.auth("alpha")).json()
+    assert [(s["mode"], s["verdict"], s["score"]) for s in listed] == [("test", "WA", None)]
