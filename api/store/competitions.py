@@ -31,6 +31,8 @@ EDITABLE = {
 SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight", "finals_limit"}
 MAX_FINALS = 50  # finals_limit: at most this many chosen finals per team and problem
 
+DEFAULT_FREEZE_BEFORE_END_S = 30 * 60  # docs/rules.md: the board freezes this long before the end
+
 
 def competition_row(session: Session, slug: str, *, for_update: bool = False) -> Competition:
     """The competition named `slug`, or NotFoundError."""
@@ -66,7 +68,7 @@ def create_competition(
     quota_per_day: int = 50,
     min_interval_s: int = 90,
     max_in_flight: int = 2,
-    freeze_before_end_s: int = 30 * 60,
+    freeze_before_end_s: int = DEFAULT_FREEZE_BEFORE_END_S,
     options: dict[str, Any] | None = None,
 ) -> CompetitionView:
     """A new competition; the freeze defaults to `freeze_before_end_s` before the end (commits)."""
@@ -240,15 +242,18 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
 
 
 def _freeze_follows_the_end(row: Competition, changes: dict[str, Any]) -> dict[str, Any]:
-    """A new end moves the freeze with it, the same time before the end (judging.md: by default
-    30 minutes), unless the same change sets the freeze itself. Left where it was, the freeze
-    would grow with a later end, or fall outside a shortened window."""
+    """A new end moves the default freeze with it, the same time before the end (docs/rules.md: 30
+    minutes), unless the same change sets the freeze itself. A freeze an organiser set (anything but
+    the default) stays where it was set: moved with the end, a manual freeze "now" had jumped to the
+    start of the window. If it then lies outside the window, `_apply` says so."""
     if "ends_at" not in changes or "freeze_at" in changes or row.freeze_at is None:
         return changes
     ends_at = changes["ends_at"]
     if not isinstance(ends_at, datetime):
         return changes  # _apply refuses it with its own message
-    lead_s = int((row.ends_at - row.freeze_at).total_seconds())
+    if row.freeze_at != _default_freeze(row.starts_at, row.ends_at, DEFAULT_FREEZE_BEFORE_END_S):
+        return changes
+    lead_s = DEFAULT_FREEZE_BEFORE_END_S
     starts_at = changes.get("starts_at", row.starts_at)
     if not isinstance(starts_at, datetime):
         return changes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
 
@@ -258,3 +258,22 @@ def test_csv_cells_that_a_spreadsheet_reads_as_formulas_are_defused() -> None:
     for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=1+1", "\r=1+1"):
         assert csv_value(text) == "'" + text
     assert csv_value("alpha team") == "alpha team"
+
+
+def test_a_freeze_the_organisers_set_stays_when_the_end_moves(client: TestClient, contest: Contest) -> None:
+    """Issue 32 item 8: a manual freeze had jumped to the window's start when the end was edited."""
+    base = f"/api/v1/admin/competitions/{contest.slug}"
+    shown = client.get(f"/api/v1/competitions/{contest.slug}").json()
+    ends = datetime.fromisoformat(shown["ends_at"])
+    default = datetime.fromisoformat(shown["freeze_at"])
+    assert ends - default == timedelta(minutes=30)
+    later = ends + timedelta(hours=2)
+    moved = client.patch(base, headers=contest.auth("admin"), json={"ends_at": later.isoformat()}).json()
+    assert datetime.fromisoformat(moved["freeze_at"]) == later - timedelta(minutes=30)  # the default follows
+    manual = later - timedelta(hours=5)
+    assert client.put(f"{base}/freeze", headers=contest.auth("admin"),
+                      json={"freeze_at": manual.isoformat()}).status_code == 200  # fmt: skip
+    latest = (later + timedelta(hours=1)).isoformat()
+    again = client.patch(base, headers=contest.auth("admin"), json={"ends_at": latest})
+    assert again.status_code == 200
+    assert datetime.fromisoformat(again.json()["freeze_at"]) == manual  # where the organisers set it
