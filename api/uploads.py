@@ -167,6 +167,8 @@ def _form(parts: list[_Part]) -> UploadForm:
     if not problem:
         raise UploadInvalidError("the 'problem' field is missing")
     raw_backend = fields.get("backend", "")
+    if not raw_backend:
+        raise UploadInvalidError(f"the 'backend' field is missing; backends: {', '.join(b.value for b in Backend)}")
     try:
         backend = Backend(raw_backend)
     except ValueError:

@@ -52,7 +52,8 @@ def check_content(name: str, content: bytes) -> bytes:
     Sources are text: UTF-8 (ASCII is UTF-8) without NUL bytes.
     """
     if not content:
-        raise SubmissionFormatError(f"file {name!r} is empty (0 bytes); check that it is the right file, saved")
+        raise SubmissionFormatError(f"file {name!r} is empty (0 bytes): check that you chose the right file and "
+                                    "saved it before uploading")
     if b"\0" in content:
         at = content.index(b"\0")
         raise SubmissionFormatError(f"file {name!r} is binary (a NUL byte at offset {at}), not source text; "

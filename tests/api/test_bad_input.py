@@ -136,6 +136,19 @@ class TestUploads:
         assert response.status_code == 422 and "unknown backend 'tpu'" in _detail(response)
         response = upload(client, contest.auth("alpha"), backend="cuda")
         assert response.status_code == 422 and "not judged on backend 'cuda'" in _detail(response)
+        response = upload(client, contest.auth("alpha"), backend="")  # issue 33 item 7: not "unknown backend ''"
+        assert response.status_code == 422 and "the 'backend' field is missing; backends: cpu" in _detail(response)
+
+    def test_the_problem_page_words_the_stopping_rule_as_the_rules_do(self) -> None:
+        """Issue 33 item 7: the page said "standard error under 0.5 % of the mean", the rules the ratio's interval."""
+        from pathlib import Path
+
+        root = Path(__file__).parents[2]
+        page = (root / "api/templates/problem.html").read_text()
+        assert "until the 95 % interval of the case's ratio to the baseline is within" in page
+        assert "standard error" not in page
+        rules = (root / "docs/rules.md").read_text()
+        assert "until the 95 % interval of your case's ratio (below) is within 0.5 % of it" in rules
 
 
 @pytest.mark.usefixtures("unchanged")
