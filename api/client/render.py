@@ -169,8 +169,16 @@ def board_table(board: dict[str, Any]) -> Table:
         at = next((i for i, r in enumerate(rows) if r["rank"] is None or r["online_score"] < baseline["online_score"]),
                   len(rows))  # fmt: skip
         rows.insert(len(rows) if final else at, baseline)
+    def shown(row: dict[str, Any]) -> str:  # the score as the board shows it: a tie is equal as shown
+        return f"{(row.get('final_score') or 0) if final else row['online_score']:.2f}"
+
+    ranked = [shown(r) for r in rows if r.get("rank") and not r.get("is_baseline")]
+    tied = {score for score in ranked if ranked.count(score) > 1}
     for row in rows:
         name = row["team_name"] + (" (you)" if row.get("is_viewer") else "") + (" [live]" if row.get("live") else "")
+        name += " DISQUALIFIED" if row.get("disqualified") else ""
+        name += " (tie: earlier first)" if row.get("rank") and shown(row) in tied else ""
+        name += " [disturbed]" if row.get("disturbed") else ""
         if row.get("is_baseline"):
             name = "baseline (reference)"
         cells = [str(row["rank"] or "-"), name, f"{row['online_score']:.2f}"]

@@ -52,6 +52,15 @@ def test_the_board_fits_80_columns() -> None:
     assert max(len(line) for line in text.splitlines()) <= 80 and "team-with-a-long-name-3" in text
 
 
+def test_the_board_keeps_the_disqualified_and_tie_markers() -> None:
+    """Issue 33 item 9: `opjudge board` dropped what the page shows."""
+    rows = [{"rank": 1, "team_name": "alpha", "online_score": 90.0, "latest_verdict": "AC"},
+            {"rank": 2, "team_name": "bravo", "online_score": 90.0, "latest_verdict": "AC"},
+            {"rank": None, "team_name": "cheat", "online_score": 0.0, "disqualified": True}]  # fmt: skip
+    text = rendered(board_table({"title": "Cup", "final": False, "columns": [], "rows": rows}), 140)
+    assert text.count("tie: earlier first") == 2 and "cheat DISQUALIFIED" in text
+
+
 def test_the_queue_line_says_place_and_wait() -> None:
     place = {"queue": "judge.cpu", "position": 3, "ahead": 2, "running": 1, "estimated_wait_s": 130.0}
     assert queue_line(place) == ("queue judge.cpu: number 3 (2 ahead, 1 being judged), about 2.2 min "
