@@ -52,9 +52,11 @@ Csrf = Annotated[str, Form()]
 def admin_page(request: Request, session: SessionDep, viewer: AdminViewer, now: NowDep) -> Response:
     """Runs in flight, queues, workers, recent submissions and the audit log."""
     workers = list_workers(session)
+    competitions = list_competitions(session)
     return render(
         request, "admin.html",
-        competitions=list_competitions(session),
+        competitions=competitions,
+        competition_slugs={c.id: c.slug for c in competitions},  # the recent list names each one's contest
         flights=runs_in_flight(session),
         queues=queue_load(session),
         workers=workers,
