@@ -46,11 +46,22 @@ if [ -x "$REPO/.venv/bin/python" ] && "$REPO/.venv/bin/python" -c "import torch,
 fi
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
+# Sandboxed processes start with `python -I` in a cleared environment, where PYTHONPATH is not
+# seen: the checkout goes on the interpreter's own path, where `pip install -e .` would put it.
+if ! "$PY" -I -c "import judge" 2>/dev/null; then
+  SITE=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  echo "$REPO" >"$SITE/opjudge-checkout.pth" && echo "judge: $REPO on $PY's own path ($SITE/opjudge-checkout.pth)"
+fi
 export OPJUDGE_SANDBOX=${OPJUDGE_SANDBOX:-off}
 export OPJUDGE_JUDGE_SECRET=${OPJUDGE_JUDGE_SECRET:-device-check}  # same seeds each step: the oracle cache hits
 export OPJUDGE_CACHE_DIR=${OPJUDGE_CACHE_DIR:-/tmp/opjudge-device-cache}
 SFAG=sparse_flash_attention_grad
 FAILED=()
+
+# DEVICE_CHECK_ONLY="runtime-tests baseline_strict": run only the steps named (a rerun of what
+# failed, in less device time); empty runs every step.
+ONLY=" ${DEVICE_CHECK_ONLY:-} "
+wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
 
 elapsed() { echo $(($(date +%s) - START)); }
 section() { printf '\n=== %s (t=%ss) ===\n' "$1" "$(elapsed)"; }
@@ -60,6 +71,7 @@ section() { printf '\n=== %s (t=%ss) ===\n' "$1" "$(elapsed)"; }
 run_step() {
   local name=$1 limit=$2
   shift 2
+  wanted "$name" || return 0
   local rc=0 left=$((DEADLINE_S - $(elapsed)))
   if [ "$left" -lt 20 ]; then
     echo "!! $name: skipped, the ${DEADLINE_S}s budget is spent"
@@ -80,6 +92,7 @@ run_step() {
 judge() {
   local name=$1 expected=$2 limit=$3 problem=$4 sets=$5 file=$6 sandbox=${7:-$OPJUDGE_SANDBOX}
   local json="$OUT_DIR/$name.json"
+  wanted "$name" || return 0
   section "$name: $file ($problem, $sets, sandbox $sandbox), expected $expected"
   run_step "$name" "$limit" env OPJUDGE_SANDBOX="$sandbox" bash -c "'$PY' -m judge judge --problem '$problem' \
     --backend cuda --cases '$sets' --json '$file' >'$json'"

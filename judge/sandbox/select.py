@@ -48,6 +48,17 @@ _FIX_SECCOMP = (
     "make seccomp usable: install libseccomp2 and the pyseccomp package (pip install pyseccomp), "
     "and do not run the worker under a container profile that forbids seccomp()"
 )
+_FIX_INSTALL = (
+    "install the judge into this interpreter (pip install -e . from the checkout, or the wheel): "
+    "sandboxed processes start with `python -I` and a cleared environment, so PYTHONPATH is not seen"
+)
+
+
+def _fix_for(detail: str, default: str) -> str:
+    """The fix a person needs: an uninstalled judge fails every probe the same way, whatever the host."""
+    return _FIX_INSTALL if "No module named 'judge'" in detail else default
+
+
 # A program that must be killed by the deny-list: proves the filter is enforced, not just loaded.
 _SOCKET_PROBE = "import socket; socket.socket(); print('socket allowed')"
 
@@ -67,7 +78,10 @@ def _probe_seccomp(python: str) -> str:
             return f"failed: the seccomp probe did not finish in 30 s; fix: {_FIX_SECCOMP}"
     if proc.returncode != -signal.SIGSYS:
         detail = (proc.stderr or proc.stdout).decode(errors="replace").strip()[-300:]
-        return f"failed: a socket() call was not stopped (exit {proc.returncode}: {detail}); fix: {_FIX_SECCOMP}"
+        return (
+            f"failed: a socket() call was not stopped (exit {proc.returncode}: {detail}); "
+            f"fix: {_fix_for(detail, _FIX_SECCOMP)}"
+        )
     return OK
 
 
@@ -93,7 +107,7 @@ def _probe_bwrap(path: str | None, extra_ro_paths: tuple[Path, ...]) -> tuple[st
     if result.returncode != 0 or out not in {"1", "2", "3"}:
         detail = result.stderr.decode(errors="replace").strip()[-300:]
         return bwrap, f"failed: bwrap could not start a sandbox (exit {result.returncode}: {detail}); " + (
-            f"fix: {_FIX_NAMESPACES}"
+            f"fix: {_fix_for(detail, _FIX_NAMESPACES)}"
         )
     user = "root drops to uid 65534" if sandbox.uid is not None else "user namespace, caller's uid"
     return bwrap, f"{OK}: pid, net, ipc, mount, uts namespaces; {user}"

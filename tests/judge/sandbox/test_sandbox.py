@@ -87,6 +87,19 @@ def test_strict_without_bwrap_says_what_failed_and_how_to_fix(monkeypatch: pytes
     assert "bwrap" in str(info.value) and "apt-get install bubblewrap" in str(info.value)
 
 
+def test_an_interpreter_without_the_judge_installed_is_told_to_install_it() -> None:
+    """The launcher starts with `python -I` in a cleared environment: a judge found only through
+    PYTHONPATH (a bare checkout) fails every probe, and the fix must say install, not namespaces."""
+    from judge.sandbox.select import _probe_seccomp
+
+    bare = Path("/usr/bin/python3")
+    if not bare.exists() or os.path.realpath(bare) == os.path.realpath(sys.executable):
+        pytest.skip("no interpreter here without the judge installed")
+    outcome = _probe_seccomp(str(bare))
+    assert outcome.startswith("failed") and "No module named 'judge'" in outcome
+    assert "pip install -e ." in outcome and "namespaces" not in outcome
+
+
 def test_auto_without_bwrap_degrades(degraded: Sandbox) -> None:
     assert isinstance(degraded, RlimitSandbox)
     assert degraded.isolation is Isolation.DEGRADED
