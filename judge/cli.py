@@ -55,6 +55,8 @@ def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_
     extra = {"npu_device": npu_device, **cuda_host_extra(os.environ), **npu_host_extra(os.environ)}
     if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
         extra["profile"] = "off"
+    if os.environ.get("OPJUDGE_CPU_FLUSH"):  # "lines" or "buffer" (judge/tracks/cpu/evict.py)
+        extra["cpu_flush"] = os.environ["OPJUDGE_CPU_FLUSH"]
     return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
                       cache_dir=cache_dir, extra=extra, **ascend_host_fields(os.environ))  # type: ignore[arg-type]
 

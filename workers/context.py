@@ -111,6 +111,8 @@ class WorkerContext:
             ascend = ascend_host_fields(os.environ)
         if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
             extra["profile"] = "off"
+        if os.environ.get("OPJUDGE_CPU_FLUSH"):  # "lines" or "buffer" (judge/tracks/cpu/evict.py)
+            extra["cpu_flush"] = os.environ["OPJUDGE_CPU_FLUSH"]
         limits = get_track(backend).limits
         if s.case_time_budget_s is not None:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)

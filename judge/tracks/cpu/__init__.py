@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
@@ -11,6 +12,7 @@ from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.sandbox.seal_tracks import runtime_rules
 from judge.tracks import Track
+from judge.tracks.cpu.evict import helper_for
 from judge.tracks.cpu.runtime import CpuRuntime, last_level_cache_bytes
 from judge.tracks.cpu.toolchain import GccToolchain
 
@@ -30,10 +32,32 @@ def _threads(host: HostConfig) -> int:
 RUNNER_OPENMP_ENV = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
 
 
+FLUSH_METHODS = ("lines", "buffer")
+
+
+def _helper_folder(host: HostConfig) -> Path:
+    return (host.cache_dir or host.work_root / ".opjudge") / "native"
+
+
+def _flush(host: HostConfig) -> tuple[str, Path | None]:
+    """The cache flush (docs/rules.md, "Timing"): the buffer by default; `HostConfig.extra["cpu_flush"] =
+    "lines"` (OPJUDGE_CPU_FLUSH) evicts the call's lines instead where the helper builds. Not the default:
+    the calls it leaves cold ran 1-2 % faster than after the buffer, whose dirty lines the call writes
+    back (bench/flush_methods.py, docs/benchmarks.md "The cache flush"), and the two must agree to 0.5 %."""
+    wanted = host.extra.get("cpu_flush", "buffer")
+    if wanted not in FLUSH_METHODS:
+        raise ValueError(f"cpu_flush must be one of {', '.join(FLUSH_METHODS)}, not {wanted!r}")
+    helper = helper_for(_helper_folder(host)) if wanted == "lines" else None
+    return ("lines", helper) if helper is not None else ("buffer", None)
+
+
 def _runtime_options(host: HostConfig) -> dict[str, Any]:
-    # judging.md: a buffer of at least twice the last-level cache.
     threads = _threads(host)
+    method, helper = _flush(host)
     return {
+        "flush": method,
+        "evict_library": str(helper) if helper is not None else "",
+        # The buffer flush: at least twice the last-level cache (docs/rules.md, "Timing").
         "flush_bytes": max(2 * last_level_cache_bytes(), 16 << 20),
         "threads": threads,
         # A generous ceiling (5 GHz, 64 FLOP/cycle: two AVX-512 FMA units per core): only
@@ -49,6 +73,7 @@ TRACK = Track(
     make_toolchain=lambda host: GccToolchain(),
     make_runtime=CpuRuntime,
     runtime_options=_runtime_options,
+    readonly_paths=lambda host: [_helper_folder(host)],  # the line-flush helper, loaded by the child
     device_nodes=lambda host: [],
     host_clock=True,
     runner_env=lambda host: dict(RUNNER_OPENMP_ENV),
