@@ -11,6 +11,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,7 +82,43 @@ class OracleChecker:
         self.oracle_device = oracle_device  # where G and R are computed
         self.oracle_threads = oracle_threads or len(os.sched_getaffinity(0))  # torch threads on the CPU
         self._last: tuple[tuple[str, object, int], dict[str, Any]] | None = None
-        self.oracle_seconds = 0.0
+        self.oracle_seconds = 0.0  # the worker's time in the oracle that no call of the child overlapped
+        self._ahead: tuple[tuple[str, object, int], Future[tuple[dict[str, Any], Any]]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def prefetch(self, case: Case, seed: int, *, cacheable: bool) -> None:
+        """Start the call's inputs and truth in a worker thread, to run while the child makes the same
+        call: for untimed calls only (the correctness stage), whose time is nobody's score. `check`
+        of the same case and seed then waits for it; torch's kernels release the GIL, so on a host of
+        two cores or more the oracle runs beside the call and its 150 ms look for late writes."""
+        if self.oracle_device != "cpu" or self.generation_device != "cpu":
+            return  # a device's memory holds the child's buffers now; its oracle waits for the call
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opjudge-oracle")
+        key = (case.name, case.case_set, seed)
+
+        def prepare() -> tuple[dict[str, Any], Any]:
+            inputs = make_inputs(self.module, case, seed, self.generation_device)
+            return inputs, self._truth(case, seed, inputs, cacheable)
+
+        self._ahead = (key, self._pool.submit(prepare))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _prefetched(self, case: Case, seed: int) -> Any | None:
+        """The truth `prefetch` made for this call (its inputs kept as the last ones), or None."""
+        key = (case.name, case.case_set, seed)
+        if self._ahead is None or self._ahead[0] != key:
+            return None
+        future, self._ahead = self._ahead[1], None
+        started = time.monotonic()
+        inputs, truth = future.result()  # its error, if any, is the one `check` would have raised
+        self.oracle_seconds += time.monotonic() - started
+        self._last = (key, inputs)
+        return truth
 
     def inputs(self, case: Case, seed: int) -> dict[str, Any]:
         """The call's inputs, made again here; the last ones are kept, as the work count asks for them too."""
@@ -93,6 +130,7 @@ class OracleChecker:
     def check(self, case: Case, seed: int, outcome: CallOutcome, outputs: dict[str, torch.Tensor], *,
               cacheable: bool, after_kernel: bool = False) -> CallCheck:
         """`after_kernel`: kernel_run has run in the child before this call."""
+        truth = self._prefetched(case, seed)
         inputs = self.inputs(case, seed)
         mine = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         if mine != outcome.digest_before:
@@ -107,9 +145,11 @@ class OracleChecker:
             return CallCheck(Verdict.IE, f"case {case.name}: the runner's inputs {differ} differ from "
                              "the judge's regeneration (non-deterministic generator, different numeric "
                              "settings in the two processes, or a tampered runner)")
-        started = time.monotonic()
-        oracle, reference = self._truth(case, seed, inputs, cacheable)
-        self.oracle_seconds += time.monotonic() - started
+        if truth is None:
+            started = time.monotonic()
+            truth = self._truth(case, seed, inputs, cacheable)
+            self.oracle_seconds += time.monotonic() - started
+        oracle, reference = truth
         missing = [name for name in oracle if name not in outputs]
         if missing:
             return CallCheck(Verdict.IE, f"case {case.name}: the runner sent no {', '.join(missing)}")

@@ -252,6 +252,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     private_cases = [c for c in cases if c.case_set is CaseSet.PRIVATE]
     try:
         with contextlib.ExitStack() as children:
+            children.callback(checker.close)  # its oracle thread ends with the run
             if timing_wanted:
                 children.enter_context(baseline)
                 result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
@@ -310,6 +311,7 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
                 call_timeout_s: float, workspace_limit: int) -> CaseResult:
     session.set_case(case, timeout_s=call_timeout_s)
     seed = _case_seed(request, case)
+    checker.prefetch(case, seed, cacheable=True)  # the oracle beside the untimed call (judge/checker.py)
     outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:

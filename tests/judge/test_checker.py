@@ -48,3 +48,40 @@ def test_the_oracle_runs_with_the_checkers_threads(threads: int, monkeypatch: py
     on_device = OracleChecker(problem, oracle_threads=threads, generation_device="cuda")
     on_device._last = ((case.name, case.case_set, 7), inputs)  # the inputs as made (no GPU here)
     assert on_device.check(case, 7, tampered, right, cacheable=False, after_kernel=True).verdict is Verdict.IE
+
+
+def test_a_prefetched_truth_is_the_one_checked_and_only_for_its_own_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The correctness stage starts the oracle beside the child's call (pipeline._check_case): the
+    check must use that truth for that call, and compute afresh for any other seed."""
+    problem = load_problem("add_mul_relu")
+    case = next(c for c in problem.cases_for(Backend.CPU) if c.dtype == "float32")
+    real_oracle = problem.module.oracle
+    seeds_seen: list[float] = []
+
+    def oracle(case, inputs):  # type: ignore[no-untyped-def]
+        seeds_seen.append(float(inputs["x"].reshape(-1)[0]))
+        return real_oracle(case, inputs)
+
+    monkeypatch.setattr(problem.module, "oracle", oracle)
+    checker = OracleChecker(problem)
+    try:
+        for seed in (7, 8):
+            inputs = make_inputs(problem.module, case, seed, "cpu")
+            digests = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+            outcome = CallOutcome(rc=0, elapsed_ns=1, digest_before=digests, digest_after=digests, new_threads=0,
+                                  late_writes=[])
+            right = {"y": real_oracle(case, inputs)["y"].to(torch.float32)}
+            checker.prefetch(case, 7, cacheable=False)  # always seed 7: the check of seed 8 must not use it
+            assert checker.check(case, seed, outcome, right, cacheable=False).verdict is Verdict.AC
+            assert checker.check(case, seed, outcome, {"y": right["y"] + 1.0}, cacheable=False).verdict is Verdict.WA
+        first_7 = float(make_inputs(problem.module, case, 7, "cpu")["x"].reshape(-1)[0])
+        first_8 = float(make_inputs(problem.module, case, 8, "cpu")["x"].reshape(-1)[0])
+        # seed 7: the prefetch, then the WA check afresh; seed 8: a prefetch of 7 (run in the background,
+        # when it runs) left unused, and two of 8 made afresh
+        assert sorted(seeds_seen) == sorted([first_7, first_7, first_7, first_8, first_8])
+    finally:
+        checker.close()
+    # On a device the child's buffers fill its memory during the call: nothing is started beside it.
+    on_device = OracleChecker(problem, oracle_device="cuda")
+    on_device.prefetch(case, 7, cacheable=False)
+    assert on_device._pool is None and on_device._ahead is None
