@@ -39,6 +39,7 @@ class InProcessDispatcher:
         self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        self._machine = threading.Lock()  # held by the run being judged, or by an organiser job's work
 
     def enqueue(self, run_id: int, queue: str, priority: int = DEFAULT_PRIORITY) -> None:
         """Take the run (every queue: the embedded server is the only worker there is); a test
@@ -49,11 +50,13 @@ class InProcessDispatcher:
         self._queue.put((priority, next(self._arrivals), run_id, take_over))
 
     def enqueue_job(self, job_id: int, queue: str) -> None:
-        """An organiser job (api/store/jobs.py) in a thread of its own, beside the judging one."""
+        """An organiser job (api/store/jobs.py) in a thread of its own, taking turns with the judging one."""
         from workers.organiser_jobs import run_organiser_job
 
-        threading.Thread(target=run_organiser_job, args=(self._ctx, job_id), name=f"opjudge-job-{job_id}",
-                         daemon=True).start()  # fmt: skip
+        # It waits for the run being judged and holds the next one back: on the one machine a build or a
+        # comparison beside a run's timing would move its figures.
+        threading.Thread(target=run_organiser_job, args=(self._ctx, job_id), kwargs={"exclusive": self._machine},
+                         name=f"opjudge-job-{job_id}", daemon=True).start()  # fmt: skip
 
     def start(self) -> None:
         """Take back orphaned runs, then start judging."""
@@ -88,7 +91,8 @@ class InProcessDispatcher:
             if run_id == _STOP:
                 return
             try:
-                outcome = judge_run(self._ctx, run_id, take_over=take_over)
+                with self._machine:
+                    outcome = judge_run(self._ctx, run_id, take_over=take_over)
             except StoreUnavailableError as exc:
                 log.warning("run %s: %s; trying again in %.0f s", run_id, exc, STORE_RETRY_DELAY_S)
                 self._later(STORE_RETRY_DELAY_S, priority, run_id, take_over or exc.held)

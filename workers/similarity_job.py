@@ -60,7 +60,8 @@ def similarity(ctx: WorkerContext, session: Session, job: JobView) -> dict[str, 
         pairs, compared = compare_documents(docs, _boilerplate(ctx, slug, docs), threshold)
         found += pairs
         candidates += compared
-    stored = store_pairs(session, competition_id=job.competition_id, job_id=job.id, pairs=found)
+    with ctx.db.session() as writer:  # a short write of its own: the job's session only reads
+        stored = store_pairs(writer, competition_id=job.competition_id, job_id=job.id, pairs=found)
     log.info("similarity job %s: %d documents, %d candidates, %d pairs", job.id, len(documents), candidates, stored)
     return {"documents": len(documents), "problems": sorted(by_problem), "candidates": candidates,
             "pairs": stored, "threshold": threshold}  # fmt: skip

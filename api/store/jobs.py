@@ -151,11 +151,14 @@ def stored_submissions(session: Session, *, competition_id: int, batch: int = 20
             .order_by(SubmissionFile.submission_id, SubmissionFile.position)
         ):  # fmt: skip
             files.setdefault(sid, []).append((name, bytes(content)))
-        for s, team, problem in rows:
-            yield StoredSubmission(s.id, s.team_id, team, problem, s.backend, s.verdict, s.disqualified_at is not None,
-                                   files.get(s.id, []))  # fmt: skip
+        batch_read = [StoredSubmission(s.id, s.team_id, team, problem, s.backend, s.verdict,
+                                       s.disqualified_at is not None, files.get(s.id, []))
+                      for s, team, problem in rows]  # fmt: skip
         after = rows[-1][0].id
-        session.rollback()  # end the read between batches: a long job holds no snapshot
+        # The read ends before the caller sees the batch: what it does with each submission (a build
+        # of minutes) holds no snapshot and, in a write session on SQLite, no lock.
+        session.rollback()
+        yield from batch_read
 
 
 def _view(job: OrganiserJob) -> JobView:
