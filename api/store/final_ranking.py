@@ -182,7 +182,9 @@ def _check_window(row: Competition, now: datetime, *, override: bool, reason: st
     if not override:
         raise ConflictError(
             f"the submission window is open until {row.ends_at.isoformat()}: to {doing} now, before the "
-            "results are final, confirm with override and a reason (it is audited)"
+            "results are final, confirm with override and a reason (it is audited). Teams can still submit, "
+            "and a published final ranking shows them the private cases by name with every entry's per-case "
+            "ratios: they could tune their kernels to the private cases until the window ends"
         )
     if not reason:
         raise InvalidInputError(f"say why you {doing} before the submission window ends")

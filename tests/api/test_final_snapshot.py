@@ -29,6 +29,7 @@ def test_publishing_in_the_window_needs_an_audited_override(
     judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5}, private={"p1": 0.5})
     refused = _publish(client, contest)
     assert refused.status_code == 409 and "window is open" in refused.json()["detail"]
+    assert "tune their kernels to the private cases" in refused.json()["detail"]  # what publishing gives away
     assert client.get(f"/api/v1/competitions/{contest.slug}/leaderboard?final=true").status_code == 403
     no_reason = _publish(client, contest, override=True)
     assert no_reason.status_code == 422 and "say why" in no_reason.json()["detail"]

@@ -61,6 +61,8 @@ def test_the_organisers_page_confirms_an_early_publish_and_recomputes(
     csrf = _as(pages, settings, contest, "admin")
     ask = pages.post("/admin/c/cup/final", data={"csrf": csrf, "published": "true"})
     assert ask.status_code == 200 and 'id="confirm-publish"' in ask.text and "still open" in ask.text
+    # Issue 32 item 8: the confirmation says what an early publication gives away while teams can submit.
+    assert 'id="private-warning"' in ask.text and "tune its kernel to the private cases" in ask.text
     # The first click published nothing (the API reads no cookie: this is an anonymous reader).
     assert pages.get("/api/v1/competitions/cup/leaderboard?final=true").status_code == 403
     no_reason = pages.post("/admin/c/cup/final", data={"csrf": csrf, "published": "true", "override": "true"})
