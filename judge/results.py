@@ -50,6 +50,12 @@ class OutputCheck:
     reason: str = ""  # why it failed, in words (NaN, Inf, too large, ...)
     mere_floor: float = 0.0  # MERE and MARE were taken over |G| >= this (0: not recorded, older runs)
 
+    @property
+    def nonfinite(self) -> bool:
+        """X held NaN or Inf (judge/checking.py `nonfinite_reason` words the reason): its errors were
+        taken over the finite elements only, so they say nothing of the failure."""
+        return " NaN value" in self.reason or " Inf value" in self.reason
+
 
 @dataclass
 class TimingStats:
