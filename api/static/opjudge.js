@@ -166,6 +166,14 @@
       if (chosen && files && chosen.getAttribute("data-accept")) files.setAttribute("accept", chosen.getAttribute("data-accept"));
     }
     if (backend) { backend.addEventListener("change", accept); accept(); }
+    // The terminal command under the form names what the form has chosen.
+    ["problem", "backend", "mode"].forEach(function (name) {
+      var select = form.querySelector("#" + name), shown = form.querySelector('[data-hint="' + name + '"]');
+      if (!select || !shown) return;
+      var follow = function () { shown.textContent = select.value; };
+      select.addEventListener("change", follow);
+      follow();
+    });
     tick();
   }
 

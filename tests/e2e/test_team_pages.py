@@ -158,3 +158,49 @@ def test_the_team_pages_score_column_fits_a_phone(site: LiveSite, new_page: Any)
     header = page.locator("#submissions thead th.num")
     box = header.bounding_box()
     assert box is not None and box["x"] + box["width"] <= 375, box
+
+
+def test_links_headers_form_and_a_disqualified_teams_row_read_right(site: LiveSite, new_page: Any) -> None:
+    """Issue 33 item 8, each as a new user met it."""
+    from tests.e2e.conftest_pages import StoreWriter
+
+    page = new_page()
+    for path in ("/rules", "/p"):  # logged out: the board is one click away from every page
+        page.goto(f"{site.base}{path}")
+        expect(page.locator("nav[aria-label=main] a", has_text="Leaderboard")).to_have_count(1)
+    page.goto(f"{site.base}/rules")
+    header = page.locator("#rules th", has_text=re.compile("^Verdict$", re.I)).first
+    lines = header.evaluate("th => { const r = document.createRange(); r.selectNodeContents(th);"
+                            " return r.getClientRects().length; }")
+    assert lines == 1, "the verdict table's header wrapped"
+
+    log_in(page, site.base, new_team(site, "golf"))
+    page.goto(f"{site.base}/team")
+    expect(page.locator("#mode")).to_have_value("test")  # a first upload checks, it does not rank
+    page.select_option("#problem", "sparse_flash_attention_grad")
+    text_width, box_width = page.locator("#problem").evaluate(
+        "s => { const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(s).font;"
+        " return [c.measureText(s.options[s.selectedIndex].text).width, s.clientWidth]; }")
+    assert text_width + 24 <= box_width, (text_width, box_width)  # the chosen problem's name is not cut off
+    bottoms = {name: page.locator(f"#{name}").bounding_box() for name in ("problem", "backend", "mode")}
+    assert len({round(b["y"] + b["height"]) for b in bottoms.values() if b}) == 1, bottoms  # one line of controls
+    hint = page.locator("#terminal-hint")
+    expect(hint).to_contain_text("--problem sparse_flash_attention_grad")
+    page.select_option("#problem", "add_mul_relu")
+    page.select_option("#mode", "benchmark")
+    expect(hint).to_contain_text("--problem add_mul_relu --backend cpu --mode benchmark")
+
+    store = StoreWriter(site.database_url)
+    try:
+        only = store.accepted("golf", "add_mul_relu", bench_ratio=0.95, private_ratio=0.95)
+    finally:
+        store.close()
+    refused = site.call("POST", f"/api/v1/admin/submissions/{only}/disqualify", site.tokens.admin,
+                        json={"reason": "copied"})
+    assert refused.status_code == 200, refused.text
+    page.goto(f"{site.base}/c/demo")
+    row = page.locator("#board tr", has_text="golf")
+    expect(row).to_have_class(re.compile("disqualified"))
+    expect(row.locator(".tag.dq")).to_have_text("entries disqualified")
+    decoration = row.locator(".name").evaluate("n => getComputedStyle(n).textDecorationLine")
+    assert decoration == "none", "the team's name is struck through as if the team were disqualified"
