@@ -26,6 +26,7 @@ from api.schemas.people import (
     TokenCreated,
     TokenPublic,
 )
+from api.setup_notes import default_backends, freeze_note
 from api.store import (
     Role,
     add_reviewer,
@@ -38,6 +39,7 @@ from api.store import (
     list_reviewers,
     list_teams,
     list_tokens,
+    list_workers,
     remove_reviewer,
     revoke_token,
     set_final_published,
@@ -65,7 +67,9 @@ def new_competition(
         session, slug=body.slug, title=body.title, starts_at=body.starts_at, ends_at=body.ends_at, actor=admin,
         now=now, freeze_before_end_s=settings.freeze_before_end_s, options=options, **quotas,
     )  # fmt: skip
-    return CompetitionPublic.model_validate(view)
+    answer = CompetitionPublic.model_validate(view)
+    answer.notes = [freeze_note(view, settings.freeze_before_end_s)]
+    return answer
 
 
 @router.patch("/competitions/{slug}", response_model=CompetitionPublic)
@@ -103,10 +107,17 @@ def publish_final(
 def add_problem(
     slug: str, body: ProblemAttach, admin: AdminDep, session: SessionDep, settings: SettingsDep, now: NowDep
 ) -> CompetitionPublic:
-    """Use a problem package from the server's problems folder, on some or all of its backends."""
+    """Use a problem package from the server's problems folder, on the backends named, else on those a
+    worker serves (the embedded server: the CPU); the answer's notes say which and why."""
     problem = load_problem(body.problem, settings.problems_dir, settings.reference_dir)
-    view = attach_problem(session, competition=slug, problem=problem, backends=body.backends, actor=admin, now=now)
-    return CompetitionPublic.model_validate(view)
+    backends, notes = body.backends, []
+    if not backends:
+        backends, note = default_backends(list(problem.backends), settings, list_workers(session), now)
+        notes.append(note)
+    view = attach_problem(session, competition=slug, problem=problem, backends=backends, actor=admin, now=now)
+    answer = CompetitionPublic.model_validate(view)
+    answer.notes = notes
+    return answer
 
 
 @router.get("/competitions/{slug}/teams", response_model=list[TeamPublic])

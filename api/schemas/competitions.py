@@ -66,6 +66,9 @@ class CompetitionPublic(Public):
     # default (OPJUDGE_NPU_TIMING, else "events"). Each run's report says which clock timed it.
     npu_timing: Literal["events", "device"] | None = None
     npu_max_launches: int | None = None
+    # Set-up answers only: what a default the organiser did not choose came to (the freeze, an attached
+    # problem's backends), in words (api/setup_notes.py).
+    notes: list[str] = []
 
 
 class _Settable(Create):
