@@ -41,7 +41,7 @@ class UploadForm:
     backend: Backend
     files: list[tuple[str, bytes]]  # (checked name, content), in upload order
     csrf: str = ""  # the page form's token (the JSON API authenticates by header and has none)
-    mode: RunMode = RunMode.RANKED  # judging.md "Run modes"; an upload without the field is ranked
+    mode: RunMode = RunMode.RANKED  # docs/rules.md "Run modes"; an upload without the field is ranked
 
 
 def check_file_name(name: str, backend: Backend | None = None) -> str:

@@ -1,6 +1,6 @@
 """Trusting a baseline only once the oracle has seen it right, and saying which baseline timed a case.
 
-judging.md times the problem's baseline beside the submission, and the score is their ratio. A
+docs/rules.md times the problem's baseline beside the submission, and the score is their ratio. A
 baseline that computes something else (a vendor operator outside its contract, a broken build of
 the baseline kernel) would make that ratio meaningless, so every baseline's outputs are checked
 against the oracle with the same pass rule as a submission's, on its first call of each case. A

@@ -37,7 +37,7 @@ CLOCK_SLACK_NS = 1_000
 
 
 def conduct(case: Case, outcome: CallOutcome, workspace_limit: int) -> CallCheck:
-    """The checks that need no oracle, in judging.md's verdict order: SV (threads, late writes),
+    """The checks that need no oracle, in docs/rules.md's verdict order: SV (threads, late writes),
     MLE (workspace), RE (return code), WA (inputs)."""
     if outcome.bracket_ns and outcome.elapsed_ns > outcome.bracket_ns + CLOCK_SLACK_NS:
         return CallCheck(Verdict.SV, f"case {case.name}: the call's time ({outcome.elapsed_ns} ns) is longer than "

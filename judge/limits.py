@@ -8,7 +8,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     compile_time_limit_s: float = 60.0  # wall clock for one build
-    compile_log_limit_bytes: int = 64 * 1024  # judging.md: log cut to 64 KiB
+    compile_log_limit_bytes: int = 64 * 1024  # docs/rules.md: log cut to 64 KiB
     call_time_limit_s: float = 10.0  # one kernel_run call (TLE)
     run_time_limit_s: float = 600.0  # the whole judge run (TLE)
     case_time_budget_s: float = 2.0  # timing budget per case and kernel (the oracle checks are not counted)

@@ -1,4 +1,4 @@
-"""Run modes (judging.md "Run modes"): what a run judges, and whether it can rank.
+"""Run modes (docs/rules.md "Run modes"): what a run judges, and whether it can rank.
 
 A team picks the mode of each submission. `test` is the quick check (policy,
 build, correctness on `tests`), `benchmark` adds the timing of `benchmarks`

@@ -4,7 +4,7 @@ The oracle of a case is a pure function of the problem definition and the case's
 those inputs are a pure function of (case, dtype, seed); so a sha256 over all of them names the
 result. Which entries can ever be read again depends on the seed:
 - the CLI and the tests judge with one secret again and again: every entry is reused;
-- the service salts each run's secret (judging.md: seeds a submission cannot predict, not even
+- the service salts each run's secret (docs/rules.md: seeds a submission cannot predict, not even
   from an earlier run), so an entry is read again only when the same run is judged again: an IE
   retry, a run taken back from a lost worker, a redelivered task, all within the run's retry window.
 So the cache is bounded by age (`max_age_s`: the workers use that retry window) and by size

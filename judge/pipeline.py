@@ -1,4 +1,4 @@
-"""One judge run, stage by stage (judging.md, "Stages of a run")."""
+"""One judge run, stage by stage (docs/rules.md, "Stages of a run")."""
 
 from __future__ import annotations
 
@@ -332,7 +332,7 @@ def _case_seed(request: JudgeRequest, case: Case) -> int:
 
 
 class RunOutOfTime(Exception):
-    """The run as a whole passed its time limit (judging.md: TLE for the run)."""
+    """The run as a whole passed its time limit (docs/rules.md: TLE for the run)."""
 
 
 def _within_run_time(started: float, limit_s: float, oracle_s: float) -> None:
@@ -395,7 +395,7 @@ def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict
 
 
 def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
-    """Verdict for a child that ended during a call (judging.md: TLE, MLE, RE, SV).
+    """Verdict for a child that ended during a call (docs/rules.md: TLE, MLE, RE, SV).
 
     Never IE: by now the launcher has exec'd the child and the submission is loaded, so a launcher
     failure would have been `RunnerStartFailed`. The launcher's exit status and stderr line are

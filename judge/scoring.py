@@ -1,4 +1,4 @@
-"""Scoring formulas of judging.md ("Scoring"), as pure functions.
+"""Scoring formulas of docs/rules.md ("Scoring"), as pure functions.
 
 Ratios are r_c = t_sub / t_base of medians measured in the same run.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-DEFAULT_SCORE_CAP = 200.0  # judging.md: "capped at the competition's maximum"
+DEFAULT_SCORE_CAP = 200.0  # docs/rules.md: "capped at the competition's maximum"
 
 
 def case_score_vs_best(ratio: float, best_ratio: float) -> float:

@@ -1,4 +1,4 @@
-"""The timing loop of one case (judging.md, "Timing").
+"""The timing loop of one case (docs/rules.md, "Timing").
 
 Submission and baseline alternate (A B B A), each in its own runner child (see
 judge/runner/baseline.py), so their ratio survives drift of the machine's speed; the ratio is
@@ -39,7 +39,7 @@ from judge.verdict import Verdict
 
 SUBMISSION, BASELINE = "submission", "baseline"
 log = logging.getLogger("opjudge.judge")
-LATE_WRITE_PROBE_MS = 50  # judging.md anti-cheat: outputs re-read this long after return
+LATE_WRITE_PROBE_MS = 50  # docs/rules.md anti-cheat: outputs re-read this long after return
 # One submission call in every block of this many, at a secret position, gets the late-write probe.
 # Its sleep is timing time (1 in 8 cost about 7 % of the sfag benchmarks' budget, 2026-12-02); a
 # kernel that leaves work running after it returns must do so on every call to gain from it, and
@@ -68,7 +68,7 @@ class CheckSampler:
 
 
 def _enough_timed_checks(timing: CaseTiming, timed_calls: int, limits: Limits) -> bool:
-    """judging.md: at least 1 in 4 timed calls, and at least 3 per case, checked."""
+    """docs/rules.md: at least 1 in 4 timed calls, and at least 3 per case, checked."""
     wanted = max(limits.min_checked_calls, math.ceil(timed_calls * limits.check_fraction))
     return timing.timed_checked_calls >= wanted
 
@@ -102,7 +102,7 @@ def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
 
 
 def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> bool:
-    """judging.md: a time below the case's work at the device's peak rate is impossible."""
+    """docs/rules.md: a time below the case's work at the device's peak rate is impossible."""
     return peak_flops > 0 and flops > 0 and median_ns < flops / peak_flops * 1e9
 
 
@@ -381,7 +381,7 @@ def _outside_failure(case: Case, outside: OutsideWatch, excess_ns: int) -> CallC
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:
-    """judging.md: at least `min_warmup_calls` pairs and `warmup_s`, prepared like timed calls."""
+    """docs/rules.md: at least `min_warmup_calls` pairs and `warmup_s`, prepared like timed calls."""
     started, warm = time.monotonic(), 0
     while warm < limits.min_warmup_calls or time.monotonic() - started < warmup_s:
         if not pair(False):

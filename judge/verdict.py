@@ -1,4 +1,4 @@
-"""Verdicts of a judge run (judging.md, "Verdicts")."""
+"""Verdicts of a judge run (docs/rules.md, "Verdicts")."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Verdict(StrEnum):
         return self is not Verdict.IE
 
 
-# judging.md: "the first that applies in this order".
+# docs/rules.md: "the first that applies in this order".
 PRECEDENCE: tuple[Verdict, ...] = (
     Verdict.IE,
     Verdict.CE,
@@ -52,7 +52,7 @@ _DESCRIPTIONS = {
 
 
 def worst(verdicts: list[Verdict]) -> Verdict:
-    """The verdict that applies first in judging.md's order; AC for an empty list."""
+    """The verdict that applies first in docs/rules.md's order; AC for an empty list."""
     if not verdicts:
         return Verdict.AC
     return min(verdicts, key=PRECEDENCE.index)

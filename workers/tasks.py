@@ -162,7 +162,7 @@ def _judge(ctx: WorkerContext, claimed: ClaimedRun) -> JudgeResult:
         # The API checked names and sizes on upload; the engine's policy check looks at the content.
         sources=[SourceFile(name=name, content=content) for name, content in claimed.sources],
         case_sets=run_case_sets(ctx, claimed),
-        # judging.md: seeds mix a secret the submission cannot predict; the salt makes each run's differ.
+        # docs/rules.md: seeds mix a secret the submission cannot predict; the salt makes each run's differ.
         secret=settings.secret + claimed.seed_salt,
         mode=claimed.mode,  # test: tests only; benchmark: no private cases (judge/modes.py)
     )

@@ -35,7 +35,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 
-# What a team reads next to a verdict code: judging.md's table, in plain words.
+# What a team reads next to a verdict code: docs/rules.md's table, in plain words.
 VERDICT_WORDS = {
     Verdict.AC: "Accepted: every case passed",
     Verdict.WA: "Wrong answer: a case's output is outside the allowed error",
@@ -48,7 +48,7 @@ VERDICT_WORDS = {
 }
 
 
-# What each run mode judged (judging.md "Run modes"), for the report and the team page.
+# What each run mode judged (docs/rules.md "Run modes"), for the report and the team page.
 MODE_WORDS = {
     "test": "source check, build and correctness on the tests only; nothing timed",
     "benchmark": "tests, and the benchmarks timed against the baseline; no private cases",

@@ -178,7 +178,7 @@ def queues(_admin: AdminDep, session: SessionDep) -> list[QueueLoadPublic]:
 def dispatch_now(admin: AdminDep, session: SessionDep, dispatcher: DispatcherDep, now: NowDep) -> RunsAccepted:
     """Hand the queue the runs left pending while it was down (the workers' reaper does this too; audited)."""
     report = dispatch_pending(session, dispatcher, min_age_s=0, now=now)
-    # judging.md: every organiser action is audited, this one with what it moved.
+    # docs/rules.md: every organiser action is audited, this one with what it moved.
     record_audit(session, actor=admin, action="dispatch", now=now, target="pending runs",
                  details={"queued": report.queued, "pending": report.pending, "reason": report.reason})  # fmt: skip
     session.commit()

@@ -58,7 +58,7 @@ class CompetitionPublic(Public):
     final_published: bool
     finals_limit: int  # ranked_by `chosen`: finals a team may mark per problem
     problems: list[ProblemLinkPublic]
-    # Every run mode's quota (judging.md "Run modes"); the ranked one repeats the three fields above.
+    # Every run mode's quota (docs/rules.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
     baseline_public: bool = True  # the problem pages show the baseline kernel's source
     # The NPU track's clock: "events" or "device" (profiler device time, launches counted), and under
@@ -116,6 +116,6 @@ class FreezeUpdate(Create):
 
 class FinalPublish(Create):
     published: bool
-    # While the submission window is open, publishing needs both (judging.md "Final ranking"; audited).
+    # While the submission window is open, publishing needs both (docs/rules.md "Final ranking"; audited).
     override: bool = False
     reason: PlainText = Field(default="", max_length=2000)

@@ -317,7 +317,7 @@ def _check_times(**moments: datetime | None) -> None:
 
 
 def _check_quotas(row: Competition) -> None:
-    # At least 1: with 0 submissions a day or 0 runs in flight every team would wait forever. judging.md
+    # At least 1: with 0 submissions a day or 0 runs in flight every team would wait forever. docs/rules.md
     # gives quotas as limits on how often a team submits (defaults 50, 90 s, 2); the window closes a contest.
     for name in ("quota_per_day", "max_in_flight"):
         if not 1 <= getattr(row, name) <= INT_MAX:

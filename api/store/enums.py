@@ -47,7 +47,7 @@ IN_FLIGHT = (RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class RelativeTo(StrEnum):
-    BEST = "best"  # judging.md: r*_c is the lowest ratio of the ranked entries
+    BEST = "best"  # docs/rules.md: r*_c is the lowest ratio of the ranked entries
     BASELINE = "baseline"
 
 

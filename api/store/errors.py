@@ -22,7 +22,7 @@ class PermissionDeniedError(StoreError):
 
 
 class ContestClosedError(StoreError):
-    """Outside the submission window (judging.md: 403 with the reason)."""
+    """Outside the submission window (docs/rules.md: 403 with the reason)."""
 
 
 class QuotaExceededError(StoreError):

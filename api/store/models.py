@@ -39,7 +39,7 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-DEFAULT_RUBRIC = {"design": 40, "code_quality": 30, "presentation": 30}  # judging.md, "Reviewer score"
+DEFAULT_RUBRIC = {"design": 40, "code_quality": 30, "presentation": 30}  # docs/rules.md, "Reviewer score"
 
 
 class Base(DeclarativeBase):
@@ -59,7 +59,7 @@ class Competition(Base):
     quota_per_day: Mapped[int]
     min_interval_s: Mapped[int]
     max_in_flight: Mapped[int]
-    # The test and benchmark modes' quotas, where they differ from judging.md's defaults
+    # The test and benchmark modes' quotas, where they differ from docs/rules.md's defaults
     # (api/store/modes.py); the three columns above are the ranked mode's.
     mode_quotas: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # How runs are judged beyond the problem: the NPU clock and launch cap (api/store/judge_settings.py).

@@ -16,7 +16,7 @@ from api.store.models import Base
 
 
 class FinalRanking(Base):
-    """A snapshot of the final ranking, taken when it is published or recomputed (judging.md)."""
+    """A snapshot of the final ranking, taken when it is published or recomputed (docs/rules.md)."""
 
     __tablename__ = "final_rankings"
 

@@ -1,6 +1,6 @@
 """Run modes in the service: each mode's quota per competition, and the queue priority of a run.
 
-judging.md "Run modes": `test`, `benchmark` and `ranked` each have their own daily
+docs/rules.md "Run modes": `test`, `benchmark` and `ranked` each have their own daily
 quota, minimum interval and runs in flight. A competition's three quota columns
 are the ranked mode's (they predate the modes); `Competition.mode_quotas` holds
 the test and benchmark ones where an organiser changed them from the defaults.

@@ -19,7 +19,7 @@ _MAX_REASON = 2000
 def compare_reproduction(session: Session, *, run: Run) -> None:
     """Flag `run` when it failed or any timed case's ratio is off by more than the tolerance.
 
-    judging.md: "a result that does not reproduce within the competition's
+    docs/rules.md: "a result that does not reproduce within the competition's
     tolerance (default 10 % on r_c) is flagged for the organisers".
     """
     comp = session.get_one(Competition, run.submission.competition_id)

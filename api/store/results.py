@@ -1,6 +1,6 @@
 """Run results: case rows written from a `JudgeResult`, and the views read back.
 
-Teams see their private cases as pass/fail only (judging.md: sizes are shown
+Teams see their private cases as pass/fail only (docs/rules.md: sizes are shown
 except for private cases), so the run's message too when a private case decided
 the verdict, and never see reproduction runs or flags.
 """

@@ -1,4 +1,4 @@
-"""The contest rules the service enforces on uploads (judging.md "Competition rules")."""
+"""The contest rules the service enforces on uploads (docs/rules.md "Competition rules")."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def check_quotas(session: Session, comp: Competition, team_id: int, now: datetim
                  mode: RunMode = RunMode.RANKED) -> None:
     """429 territory: the mode's daily quota, minimum interval and runs in flight (IE runs are not charged).
 
-    Each run mode has its own quota (judging.md "Run modes"): a test run never uses up a ranked one.
+    Each run mode has its own quota (docs/rules.md "Run modes"): a test run never uses up a ranked one.
     """
     quota = mode_quota(comp, mode)
     used, oldest, last = _charged(session, team_id, now, mode)

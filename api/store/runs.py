@@ -134,7 +134,7 @@ def finish_run(
     write_cases(session, run_id=run.id, result=result)
     submission = run.submission
     if run.kind is RunKind.JUDGE:
-        submission.charged = result.verdict.charged  # judging.md: IE is never charged
+        submission.charged = result.verdict.charged  # docs/rules.md: IE is never charged
     if run.kind.scored and result.verdict is not Verdict.IE and _newest_result(session, submission, run):
         submission.scored_run_id = run.id
         submission.verdict = result.verdict

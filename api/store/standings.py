@@ -1,4 +1,4 @@
-"""Standings: which entry of each team ranks, its score per judging.md, and the cached table.
+"""Standings: which entry of each team ranks, its score per docs/rules.md, and the cached table.
 
 `compute_standings` ranks from SQL: the entries that can rank (the scored run of
 each submission, or the run finished by `as_of`), narrowed in SQL to the one
@@ -140,7 +140,7 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
                 calm_only: bool = False) -> Select[Any]:
     """Every submission that can rank (of one team, with `team_id`), with the run whose results count.
 
-    Only ranked-mode submissions rank (judging.md "Run modes"): test and benchmark runs never reach a board.
+    Only ranked-mode submissions rank (docs/rules.md "Run modes"): test and benchmark runs never reach a board.
     """
     if as_of is None:
         run_id = Submission.scored_run_id
@@ -208,7 +208,7 @@ def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, 
 def _rank(
     entries: list[_Entry], relative_to: RelativeTo, cap: float, *, latest_only: bool, reference: Reference | None
 ) -> list[_Entry]:
-    """Score `entries` and return those that rank (judging.md "Scoring").
+    """Score `entries` and return those that rank (docs/rules.md "Scoring").
 
     r*_c is the lowest r_c of the accepted entries that rank. Under `latest` those are
     `entries` already. Under `best` which entry of a team ranks depends on its score,
@@ -308,7 +308,7 @@ def _aggregate(
             entries={e.problem: EntryStanding(e.problem, e.submission_id, e.run_id, e.backend, e.created_at,
                                               e.verdict, e.score, e.cells, e.disturbed) for e in team_entries},
         ))  # fmt: skip
-    # Ties go to the earlier submission (judging.md); the team id only makes the order total.
+    # Ties go to the earlier submission (docs/rules.md); the team id only makes the order total.
     unsorted.sort(key=lambda s: (-round(s.score, 9), s.tie_at, s.team_id))
     return [_with_rank(s, i + 1) for i, s in enumerate(unsorted)]
 

@@ -75,7 +75,7 @@ def create_submission(
 
 
 def new_seed_salt() -> str:
-    """A fresh salt for a run's case seeds (judging.md stage 3: seeds the submission cannot predict).
+    """A fresh salt for a run's case seeds (docs/rules.md stage 3: seeds the submission cannot predict).
 
     Without it every run of a case would get the same inputs, which a team can read
     in one run (its kernel's output) and hard-code in the next. The salt is stored

@@ -1,4 +1,4 @@
-"""The policy check of what the preprocessor made of the sources (judging.md, stage 1, after the build).
+"""The policy check of what the preprocessor made of the sources (docs/rules.md, stage 1, after the build).
 
 The source check reads text; macros and token pasting build what it cannot see
 (`CAT(__as, m__)`, an attribute behind a macro, `_Pragma`), and an `#include`

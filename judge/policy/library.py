@@ -1,4 +1,4 @@
-"""The policy check of the built library (judging.md, stage 1, "After building").
+"""The policy check of the built library (docs/rules.md, stage 1, "After building").
 
 Reads the ELF file itself (dynamic symbols, dynamic tags, sections) and
 disassembles every executable section with objdump. A symbol check alone is

@@ -1,4 +1,4 @@
-"""The policy check of sources, before anything is compiled (judging.md, stage 1).
+"""The policy check of sources, before anything is compiled (docs/rules.md, stage 1).
 
 The text is first brought to what the compiler's own first phases see: a lone
 CR read as a line break, trigraphs read as C17 reads them, line continuations

@@ -110,7 +110,7 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
         started = time.monotonic()
         while probe.calls < MAX_CALLS and (probe.calls < MIN_CALLS or (
                 probe.wall_ns < TARGET_KERNEL_S * 1e9 and time.monotonic() - started < ctx.budget_s)):
-            # Fresh content every call, as in timing (judging.md): a kernel that caches by input
+            # Fresh content every call, as in timing (docs/rules.md): a kernel that caches by input
             # must not see a repeat here either.
             outcome = session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s, probe=probe)
             probe.settle(outcome.elapsed_ns, outcome.main_thread_ns)

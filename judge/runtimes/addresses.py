@@ -1,4 +1,4 @@
-"""Fresh addresses for the buffers the runner hands a kernel (judging.md: inputs "at a new address").
+"""Fresh addresses for the buffers the runner hands a kernel (docs/rules.md: inputs "at a new address").
 
 Caching allocators hand the same block back call after call, so every buffer sits at a random
 aligned offset inside its block, chosen among the offsets whose address none of the last

@@ -57,7 +57,7 @@ class DeviceRuntime(ABC):
         return 0
 
     def peak_flops(self) -> float:
-        """The device's peak rate for the physical-floor check (judging.md); 0 disables it."""
+        """The device's peak rate for the physical-floor check (docs/rules.md); 0 disables it."""
         return 0.0
 
     def describe(self) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """sparse_flash_attention_grad: generator, oracle, reference and pass rule.
 
-Implements `judge.problem.ProblemModule` for shared/spec/sparse_flash_attention_grad.md.
+Implements `judge.problem.ProblemModule` for the problem its statement (statement.md) defines.
 The judge loads this file as the package of its folder; its arithmetic lives in the sibling
 modules: `layout` (sizes, rows and key blocks), `indices` (the sparse_indices generator) and
 `attention` (forward, backward). Every file of the folder is hashed into the problem's

@@ -1,4 +1,4 @@
-"""judging.md "Scoring" and "Competition rules the service enforces", as the contest-rules audit read them.
+"""docs/rules.md "Scoring" and "Competition rules the service enforces", as the contest-rules audit read them.
 
 Private cases stay pass/fail for teams, a frozen board leaks nothing through a team's
 own row, r*_c comes from the ranked entries only, every organiser action is audited,
@@ -224,7 +224,7 @@ def test_runs_export_has_every_run(client: TestClient, session: Session, contest
     assert {r["run_id"] for r in csv.DictReader(io.StringIO(results))} == {rows[1]["run_id"]}
 
 
-# 6. Every run, judge and rejudge included, gets a fresh seed salt (judging.md: unpredictable seeds).
+# 6. Every run, judge and rejudge included, gets a fresh seed salt (docs/rules.md: unpredictable seeds).
 
 
 def test_every_run_gets_its_own_seed_salt(session: Session, contest: Contest, clock: Clock) -> None:

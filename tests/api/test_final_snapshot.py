@@ -1,4 +1,4 @@
-"""judging.md "Final ranking" (issue 18 item 1): published only after the window (or with an audited
+"""docs/rules.md "Final ranking" (issue 18 item 1): published only after the window (or with an audited
 override), a stored snapshot that moves only when the organisers recompute it (audited, with the differences)."""
 
 from __future__ import annotations

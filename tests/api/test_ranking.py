@@ -1,4 +1,4 @@
-"""Ranking per judging.md "Scoring": best vs baseline, latest vs best, ties, disqualification, freeze."""
+"""Ranking per docs/rules.md "Scoring": best vs baseline, latest vs best, ties, disqualification, freeze."""
 
 from __future__ import annotations
 

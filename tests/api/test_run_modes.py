@@ -1,4 +1,4 @@
-"""Run modes through the API (judging.md "Run modes"): each its own quota, only ranked runs rank,
+"""Run modes through the API (docs/rules.md "Run modes"): each its own quota, only ranked runs rank,
 the mode on every row, and test runs ahead of ranked ones on the queue."""
 
 from __future__ import annotations

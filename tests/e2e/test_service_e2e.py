@@ -116,7 +116,7 @@ def test_the_leaderboard_orders_teams_by_the_spec_formula(service, uploads) -> N
 
 
 def _check_formula(board: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    """judging.md "Scoring": score_c = 100 / (1 + log_1.5(r_c / r*_c)), means per problem, then over problems."""
+    """docs/rules.md "Scoring": score_c = 100 / (1 + log_1.5(r_c / r*_c)), means per problem, then over problems."""
     columns = board["columns"]
     best = {}
     for index, column in enumerate(columns):

@@ -406,7 +406,7 @@ def test_a_failure_the_submission_earned_is_not_hidden_behind_a_later_internal_e
     wrong_then_internal = run(Verdict.AC, Verdict.WA, Verdict.IE, Verdict.WA)
     assert wrong_then_internal.verdict is Verdict.WA and wrong_then_internal.message == "case c1: WA"
     assert run(Verdict.IE, Verdict.WA).verdict is Verdict.IE  # nothing earned before it: the judge's failure
-    assert run(Verdict.WA, Verdict.SV, Verdict.IE).verdict is Verdict.SV  # judging.md's order among the earned
+    assert run(Verdict.WA, Verdict.SV, Verdict.IE).verdict is Verdict.SV  # docs/rules.md's order among the earned
     assert run(Verdict.AC, Verdict.AC).verdict is Verdict.AC
 
 

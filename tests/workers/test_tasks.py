@@ -131,7 +131,7 @@ def test_the_request_carries_the_runs_secret_sources_and_sets(ctx, submit, fake_
     request = judge.requests[0]
     assert [(s.name, s.content) for s in request.sources] == [("k.cpp", b"// k\n")]
     assert request.case_sets == (CaseSet.TESTS,)
-    # The judge secret, then the run's own salt (judging.md: seeds the submission cannot predict).
+    # The judge secret, then the run's own salt (docs/rules.md: seeds the submission cannot predict).
     assert request.secret.startswith(ctx.settings.secret)
 
 

@@ -1,4 +1,4 @@
-"""Run modes (judging.md "Run modes"): each submission's mode, the test and benchmark quotas,
+"""Run modes (docs/rules.md "Run modes"): each submission's mode, the test and benchmark quotas,
 each run's priority on its queue; and whether teams may read the baseline's source.
 
 Revision ID: 0002

@@ -61,7 +61,7 @@ def _runtime_options(host: HostConfig) -> dict[str, Any]:
         "flush_bytes": max(2 * last_level_cache_bytes(), 16 << 20),
         "threads": threads,
         # A generous ceiling (5 GHz, 64 FLOP/cycle: two AVX-512 FMA units per core): only
-        # a time faster than any x86 core could manage trips judging.md's physical floor.
+        # a time faster than any x86 core could manage trips docs/rules.md's physical floor.
         "peak_flops": threads * 5e9 * 64,
         "cpu_model": platform.processor() or platform.machine(),
     }

@@ -53,7 +53,7 @@ def find_peak(device_name: str) -> GpuPeak | None:
 
 
 def floor_peak_flops(row: GpuPeak | None, dtype: str | None) -> float:
-    """The rate for the physical-floor check (judging.md) of a case of `dtype`; 0 disables it.
+    """The rate for the physical-floor check (docs/rules.md) of a case of `dtype`; 0 disables it.
 
     The floor must only catch the impossible, so each dtype gets the fastest rate at
     which a correct kernel could still work:

@@ -24,7 +24,7 @@ from judge.runtimes.base import DeviceRuntime
 from judge.tracks.cuda.device import GpuPeak, find_peak, floor_peak_flops
 
 MIB = 1 << 20
-MIN_FLUSH_BYTES = 256 * MIB  # judging.md: at least 256 MiB on devices
+MIN_FLUSH_BYTES = 256 * MIB  # docs/rules.md: at least 256 MiB on devices
 OFFSET_GRANULE_BYTES = 256  # offsets keep 256-byte alignment: vector loads and TMA stay legal
 OVERHEAD_SAMPLES = 50
 
@@ -52,7 +52,7 @@ class CudaRuntimeOptions:
         if options.device_index < 0:
             raise ValueError(f"device_index must be >= 0, not {options.device_index}")
         if options.min_flush_bytes < MIN_FLUSH_BYTES:
-            raise ValueError(f"min_flush_bytes must be at least {MIN_FLUSH_BYTES} (judging.md), "
+            raise ValueError(f"min_flush_bytes must be at least {MIN_FLUSH_BYTES} (docs/rules.md), "
                              f"not {options.min_flush_bytes}")
         if options.max_offset_granules < 1:
             raise ValueError("max_offset_granules must be at least 1")

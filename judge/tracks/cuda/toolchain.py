@@ -75,7 +75,7 @@ def find_cuda(cuda_home: Path | None) -> CudaInstall:
 
 
 def cut_log(text: str, limit_bytes: int) -> str:
-    """The compiler log cut to `limit_bytes` (judging.md: 64 KiB), saying that it was cut."""
+    """The compiler log cut to `limit_bytes` (docs/rules.md: 64 KiB), saying that it was cut."""
     raw = text.encode("utf-8", "replace")
     if len(raw) <= limit_bytes:
         return text
@@ -101,7 +101,7 @@ class CudaToolchain(Toolchain):
     def command(
         self, *, install: CudaInstall, sources: list[Path], include_dirs: list[Path], output: Path
     ) -> list[str]:
-        """The compiler command line: the judge's fixed flags only (judging.md, stage 2)."""
+        """The compiler command line: the judge's fixed flags only (docs/rules.md, stage 2)."""
         argv = [str(install.nvcc), "-O3", "-std=c++17", *gencode_flags(self.arch)]
         # Shared libcudart: the library then imports only the runtime's launch path, which the
         # policy's allow-list can name; the static runtime would bring dlopen, sockets and files.

@@ -31,7 +31,7 @@ from judge.tracks.npu.toolchain import AscendToolchain
 NPU_LIMITS = dataclasses.replace(DEVICE_LIMITS, compile_time_limit_s=300.0, oracle_threads=0)
 
 # A generous ceiling per SoC family (dense fp16 on the Cube units, rounded up): only a time no
-# chip of the family could reach trips the physical-floor check (judging.md).
+# chip of the family could reach trips the physical-floor check (docs/rules.md).
 PEAK_FLOPS = {"ascend910b": 1.0e15, "ascend910": 5.0e14, "ascend310p": 2.0e14, "ascend310b": 5.0e13}
 
 DEVICE_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
@@ -143,7 +143,7 @@ TRACK = Track(
     readonly_paths=readonly_paths,
     python_baseline=python_baseline,
     generation_device="npu",
-    oracle_device="cpu",  # judging.md allows the host; NPUs have no float64 units
+    oracle_device="cpu",  # docs/rules.md allows the host; NPUs have no float64 units
     # Ascend's matmul and reductions are not run-to-run reproducible unless asked: the child
     # and the worker both make every input (with the forward pass) and must agree bit for bit.
     deterministic_generation=True,

@@ -1,6 +1,6 @@
 """The seam for a baseline that is not a C library: a vendor operator called through Python.
 
-judging.md times the problem's baseline side by side with the submission. On the NPU the
+docs/rules.md times the problem's baseline side by side with the submission. On the NPU the
 natural speed baseline is the vendor's own operator (for sparse_flash_attention_grad:
 `torch_npu.npu_sparse_flash_attention_grad`), which exists only as a Python call. A problem
 opts in by shipping `reference_kernels/<problem>/npu/vendor_baseline.py` with a

@@ -36,7 +36,7 @@ MIB = 1 << 20
 TIMING_EVENTS, TIMING_DEVICE = "events", "device"
 MAX_LAUNCH_CAP = 1000
 OVERHEAD_SAMPLES = 15
-# judging.md: flush with a buffer of at least twice the last-level cache. The 910B family has
+# docs/rules.md: flush with a buffer of at least twice the last-level cache. The 910B family has
 # 192 MiB of L2 (issue 6 asks for at least 384 MiB); 512 MiB leaves room for bigger parts.
 DEFAULT_FLUSH_BYTES = 512 * MIB
 MIN_FLUSH_BYTES = 384 * MIB

@@ -50,7 +50,7 @@ EXPORTS_SCRIPT = """\
 
 
 def cut_log(text: str, limit_bytes: int) -> str:
-    """The log within `limit_bytes` (judging.md: the compile log is cut to 64 KiB)."""
+    """The log within `limit_bytes` (docs/rules.md: the compile log is cut to 64 KiB)."""
     raw = text.encode(errors="replace")
     if len(raw) <= limit_bytes:
         return text

@@ -2,7 +2,7 @@
 
 Used with libraries built through the CPU shim: the kernel sees host pointers and a NULL
 stream, exactly the ABI's fields otherwise. Outputs are NaN-poisoned and the workspace is
-garbage, as the judge does (judging.md, stage 3).
+garbage, as the judge does (docs/rules.md, stage 3).
 """
 
 from __future__ import annotations
