@@ -28,6 +28,7 @@ from api.store.similarity import FoundPair, ReviewDocument, review_documents, st
 from judge.backends import Backend
 from judge.problem import load_problem
 from workers.context import WorkerContext
+from workers.similarity_spans import filtered_spans, raw_slices
 
 log = logging.getLogger("opjudge.worker")
 
@@ -44,6 +45,7 @@ class _Print:
     text: str
     starts: list[tuple[int, str]]  # (offset in text, file name)
     fingerprint: Any  # copydetect.CodeFingerprint
+    spans: list[tuple[int, int]] | None = None  # per filtered character, its token in `text` (similarity_spans.py)
 
 
 def similarity(ctx: WorkerContext, session: Session, job: JobView) -> dict[str, Any]:
@@ -124,7 +126,9 @@ def _fingerprint(doc: ReviewDocument, boilerplate: np.ndarray) -> _Print:
     text = SEPARATOR.join(parts)
     fingerprint = CodeFingerprint(f"submission-{doc.submission_id}", NOISE_T, GUARANTEE_T - NOISE_T + 1,
                                   boilerplate=boilerplate, fp=io.StringIO(text), language=LANGUAGE[doc.backend])
-    return _Print(doc, text, starts, fingerprint)
+    mapped = filtered_spans(text, LANGUAGE[doc.backend])
+    spans = mapped[1] if mapped is not None and mapped[0] == fingerprint.filtered_code else None
+    return _Print(doc, text, starts, fingerprint, spans)
 
 
 def _boilerplate(ctx: WorkerContext, slug: str, docs: list[ReviewDocument]) -> np.ndarray:
@@ -142,9 +146,17 @@ def _compare(a: _Print, b: _Print) -> FoundPair | None:
     overlap, (share_a, share_b), (slices_a, slices_b) = compare_files(a.fingerprint, b.fingerprint)
     if not overlap:
         return None
+    # copydetect's own slices can start mid-token; whole tokens of the original text where it tokenised alike.
+    if a.spans is not None and b.spans is not None:
+        slices_a = _as_slices(raw_slices(a.fingerprint, b.fingerprint, a.spans))
+        slices_b = _as_slices(raw_slices(b.fingerprint, a.fingerprint, b.spans))
     return FoundPair(a.doc.problem, a.doc.submission_id, b.doc.submission_id, float(max(share_a, share_b)),
                      {"a": _regions(a, slices_a), "b": _regions(b, slices_b), "share_a": round(float(share_a), 4),
                       "share_b": round(float(share_b), 4)})  # fmt: skip
+
+
+def _as_slices(ranges: list[tuple[int, int]]) -> np.ndarray:
+    return np.array([[r[0] for r in ranges], [r[1] for r in ranges]], dtype=np.int64).reshape(2, len(ranges))
 
 
 def _regions(p: _Print, slices: np.ndarray) -> list[list[Any]]:
