@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -49,6 +49,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, settings: Set
     chosen = info.backends[backend or next(iter(info.backends))]
     competitions = [get_competition(session, slug=c) for c in holding]
     return render(request, "problem.html", problem=info, chosen=chosen, competitions=competitions,
+                  tolerance_rows=tolerance_rows(info.tolerance),
                   competition=competitions[0] if len(competitions) == 1 else None,
                   query=f"&competition={competition}" if competition else "")  # fmt: skip
 
@@ -62,3 +63,27 @@ def rules_page(request: Request) -> Response:
 @cache
 def _rules_html() -> str:
     return render_markdown(RULES_FILE.read_text(encoding="utf-8"))
+
+
+# The pass rule's figures in words: one row each on the problem page (a key a problem adds is shown as named).
+TOLERANCE_LABELS = {
+    "abs_factor": "Max error allowed, times max(1, max|G|)",
+    "mere": "MERE allowed: the mean of |X − G| / |G| over the elements above the floor",
+    "ref_factor": "Max error allowed, times the reference R's own max error",
+    "atol": "… plus this much",
+    "mere_ref_factor": "MERE allowed, times R's own MERE",
+    "mere_slack": "… plus this much",
+    "ulps": "Units in the last place an element may be off",
+    "mere_floor": "MERE floor: elements with |G| below it are left out of MERE",
+    "mere_floor_relative": "The floor is times max(1, max|G|)",
+    "mixed_tol": "CANN's mixed tolerance (rtol = atol): the share within it is reported, not judged",
+}
+
+
+def tolerance_rows(tolerance: dict[str, dict[str, Any]]) -> list[tuple[str, str, list[Any]]]:
+    """(key, its words, its value per dtype) for the page's table, the pass rule's bounds first."""
+    keys: list[str] = []
+    for values in tolerance.values():
+        keys += [k for k in values if k not in keys]
+    keys.sort(key=lambda k: list(TOLERANCE_LABELS).index(k) if k in TOLERANCE_LABELS else len(TOLERANCE_LABELS))
+    return [(k, TOLERANCE_LABELS.get(k, k), [tolerance[d].get(k, "—") for d in tolerance]) for k in keys]

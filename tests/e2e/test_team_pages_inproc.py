@@ -72,3 +72,20 @@ def test_problem_pages_refuse_a_backend_the_competition_does_not_judge(app_clien
     assert client.get("/p/no_such_problem").status_code == 404
     rules = client.get("/rules")
     assert rules.status_code == 200 and 'id="run-modes"' in rules.text
+
+
+def test_the_pass_rule_and_the_report_explain_their_terms(app_client: AppClient) -> None:
+    """Issue 33 item 5: tolerances in words, not raw keys; MERE explained where the report shows it."""
+    client, seed, database = app_client
+    page = client.get("/p/sparse_flash_attention_grad").text
+    table = page.split('id="tolerances"', 1)[1].split("</table>", 1)[0]
+    assert "MERE floor: elements with |G| below it are left out of MERE" in table
+    assert "mixed_tol</th>" not in table and "mere_floor</th>" not in table  # no raw key as a column
+    assert table.count("</th>") == 4  # the row label and the three dtypes: the table is as wide as that
+    created = upload(client, seed.team_tokens["alpha"], "test")
+    with database.session() as session:
+        assert claim_run(session, run_id=created["run_id"], worker="w") is not None
+        finish_run(session, run_id=created["run_id"], result=result(), worker_info={})
+    log_in_client(client, seed.team_tokens["alpha"])
+    report = client.get(f"/s/{created['id']}").text
+    assert 'id="cases-legend"' in report and "mean relative error" in report
