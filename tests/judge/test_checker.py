@@ -74,6 +74,7 @@ def test_a_prefetched_truth_is_the_one_checked_and_only_for_its_own_call(monkeyp
             checker.prefetch(case, 7, cacheable=False)  # always seed 7: the check of seed 8 must not use it
             assert checker.check(case, seed, outcome, right, cacheable=False).verdict is Verdict.AC
             assert checker.check(case, seed, outcome, {"y": right["y"] + 1.0}, cacheable=False).verdict is Verdict.WA
+        checker.close()  # the unused prefetch of seed 7 has run by now
         first_7 = float(make_inputs(problem.module, case, 7, "cpu")["x"].reshape(-1)[0])
         first_8 = float(make_inputs(problem.module, case, 8, "cpu")["x"].reshape(-1)[0])
         # seed 7: the prefetch, then the WA check afresh; seed 8: a prefetch of 7 (run in the background,
