@@ -20,16 +20,21 @@ from workers.inprocess import InProcessDispatcher
 from workers.organiser_jobs import run_organiser_job
 
 
-def _held_scan(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
-    """The re-audit's policy scan, held until released: a job in the middle of its work (a long build)."""
+def _held(real: Callable[..., Any]) -> tuple[Callable[..., Any], threading.Event, threading.Event]:
+    """`real` held at its start until released: (the stand-in, set when it is entered, the release)."""
     inside, release = threading.Event(), threading.Event()
-    real = reaudit_module.check_sources
 
     def held(*args: Any, **kwargs: Any) -> Any:
         inside.set()
         release.wait(30)
         return real(*args, **kwargs)
 
+    return held, inside, release
+
+
+def _held_scan(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """The re-audit's policy scan, held until released: a job in the middle of its work (a long build)."""
+    held, inside, release = _held(reaudit_module.check_sources)
     monkeypatch.setattr(reaudit_module, "check_sources", held)
     return inside, release
 
@@ -75,16 +80,9 @@ def test_in_the_embedded_server_a_job_waits_for_the_run_being_judged(
         ctx: WorkerContext, submit: Callable[..., NewSubmission], monkeypatch: pytest.MonkeyPatch,
         fake_judge: Callable[..., Any]) -> None:
     fake_judge(Verdict.AC)
-    judging, finish_run = threading.Event(), threading.Event()
     import workers.inprocess as inprocess
 
-    real_judge_run = inprocess.judge_run
-
-    def held_run(*args: Any, **kwargs: Any) -> Any:
-        judging.set()
-        finish_run.wait(30)
-        return real_judge_run(*args, **kwargs)
-
+    held_run, judging, finish_run = _held(inprocess.judge_run)
     monkeypatch.setattr(inprocess, "judge_run", held_run)
     inside, release = _held_scan(monkeypatch)
     release.set()  # the scan itself runs free here: what is watched is when it starts
