@@ -28,7 +28,7 @@ from api.store.similarity import FoundPair, ReviewDocument, review_documents, st
 from judge.backends import Backend
 from judge.problem import load_problem
 from workers.context import WorkerContext
-from workers.similarity_spans import filtered_spans, raw_slices
+from workers.similarity_spans import filtered_spans, matched_ranges
 
 log = logging.getLogger("opjudge.worker")
 
@@ -148,8 +148,8 @@ def _compare(a: _Print, b: _Print) -> FoundPair | None:
         return None
     # copydetect's own slices can start mid-token; whole tokens of the original text where it tokenised alike.
     if a.spans is not None and b.spans is not None:
-        slices_a = _as_slices(raw_slices(a.fingerprint, b.fingerprint, a.spans))
-        slices_b = _as_slices(raw_slices(b.fingerprint, a.fingerprint, b.spans))
+        ranges_a, ranges_b = matched_ranges(a.fingerprint, b.fingerprint, a.spans, b.spans)
+        slices_a, slices_b = _as_slices(ranges_a), _as_slices(ranges_b)
     return FoundPair(a.doc.problem, a.doc.submission_id, b.doc.submission_id, float(max(share_a, share_b)),
                      {"a": _regions(a, slices_a), "b": _regions(b, slices_b), "share_a": round(float(share_a), 4),
                       "share_b": round(float(share_b), 4)})  # fmt: skip

@@ -69,14 +69,19 @@ def _locate(code: str, value: str, position: int) -> tuple[int, int]:
     return start, position
 
 
-def raw_slices(fingerprint: Any, other: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The raw (start, end) ranges of `fingerprint`'s code that match `other`, whole tokens, merged."""
+def matched_ranges(a: Any, b: Any, spans_a: list[tuple[int, int]],
+                   spans_b: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The raw (start, end) ranges of each fingerprint's code that match the other's: whole tokens, merged."""
     from copydetect.utils import find_fingerprint_overlap, get_copied_slices
 
-    idx, _ = find_fingerprint_overlap(fingerprint.hashes, other.hashes, fingerprint.hash_idx, other.hash_idx)
-    starts, ends = get_copied_slices(idx, fingerprint.k)
+    idx_a, idx_b = find_fingerprint_overlap(a.hashes, b.hashes, a.hash_idx, b.hash_idx)
+    return _whole_tokens(get_copied_slices(idx_a, a.k), spans_a), _whole_tokens(get_copied_slices(idx_b, b.k), spans_b)
+
+
+def _whole_tokens(slices: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Filtered-code slices (starts, ends) as raw ranges from their first token's start to their last's end."""
     ranges: list[tuple[int, int]] = []
-    for lo, hi in zip(np.asarray(starts).tolist(), np.asarray(ends).tolist(), strict=True):
+    for lo, hi in zip(np.asarray(slices[0]).tolist(), np.asarray(slices[1]).tolist(), strict=True):
         lo, hi = max(0, int(lo)), min(len(spans), int(hi))
         if lo >= hi:
             continue

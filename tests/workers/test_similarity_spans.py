@@ -9,7 +9,7 @@ import re
 import pytest
 
 from workers.similarity_job import GUARANTEE_T, NOISE_T
-from workers.similarity_spans import filtered_spans, raw_slices
+from workers.similarity_spans import filtered_spans, matched_ranges
 
 copydetect = pytest.importorskip("copydetect")
 
@@ -38,9 +38,10 @@ def test_every_highlight_is_whole_tokens(newline: str) -> None:
     a_text = "\n\n\n// team a\n" + BODY.replace("\n", newline)
     b_text = "// team b, renamed\n" + BODY.replace("table_size", "entries").replace("limit", "cap")
     a, b = _print(a_text), _print(b_text)
-    mapped = filtered_spans(a_text, "cpp")
+    mapped, mapped_b = filtered_spans(a_text, "cpp"), filtered_spans(b_text, "cpp")
     assert mapped is not None and mapped[0] == a.filtered_code  # filtered exactly as copydetect filters
-    ranges = raw_slices(a, b, mapped[1])
+    assert mapped_b is not None and mapped_b[0] == b.filtered_code
+    ranges, _ = matched_ranges(a, b, mapped[1], mapped_b[1])
     assert ranges and sum(end - start for start, end in ranges) > len(BODY) // 2
     for start, end in ranges:
         shown = a_text[start:end]

@@ -17,6 +17,7 @@ the track flushes with the buffer.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import logging
 import os
@@ -44,6 +45,7 @@ def _compiler() -> str | None:
     return None
 
 
+@functools.cache  # asked once per process: every run's options name the helper, and --version is a process
 def _compiler_identity(compiler: str) -> str:
     try:
         return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
