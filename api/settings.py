@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     token_pepper: SecretStr | None = None
 
     sandbox_mode: Literal["strict", "auto", "off"] = "auto"
+    # A memory cgroup per runner child (judge/sandbox/memcg.py): auto where the host allows one,
+    # required (the worker refuses to start without one), off.
+    memory_cgroup: Literal["auto", "required", "off"] = "auto"
     work_root: Path = VAR_DIR / "work"
     cache_dir: Path = VAR_DIR / "cache"
     problems_dir: Path = REPO_ROOT / "problems"

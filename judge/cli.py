@@ -57,8 +57,11 @@ def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_
         extra["profile"] = "off"
     if os.environ.get("OPJUDGE_CPU_FLUSH"):  # "lines" or "buffer" (judge/tracks/cpu/evict.py)
         extra["cpu_flush"] = os.environ["OPJUDGE_CPU_FLUSH"]
+    # A memory cgroup per runner child: auto, required or off (judge/sandbox/memcg.py).
+    memory_cgroup = os.environ.get("OPJUDGE_MEMORY_CGROUP", "auto")
     return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
-                      cache_dir=cache_dir, extra=extra, **ascend_host_fields(os.environ))  # type: ignore[arg-type]
+                      memory_cgroup=memory_cgroup, cache_dir=cache_dir, extra=extra,
+                      **ascend_host_fields(os.environ))  # type: ignore[arg-type]
 
 
 @app.command("judge")

@@ -213,4 +213,17 @@ def _sandbox_checks() -> list[DoctorCheck]:
         else:
             status = CheckStatus.OK if outcome.startswith("ok") else CheckStatus.UNAVAILABLE
             checks.append(DoctorCheck("sandbox", name, status, outcome))
+    checks.append(_memory_cgroup_check())
     return checks
+
+
+def _memory_cgroup_check() -> DoctorCheck:
+    """Whether the runner children get a memory cgroup here (judge/sandbox/memcg.py), and if not why."""
+    from judge.sandbox.memcg import find_root
+
+    root, reason = find_root()
+    if root is None:
+        return DoctorCheck("sandbox", "memory cgroup", CheckStatus.UNAVAILABLE,
+                           f"{reason}; without one only the address space is limited and shared memory is "
+                           "not counted (set OPJUDGE_MEMORY_CGROUP=required to refuse to judge so)")
+    return DoctorCheck("sandbox", "memory cgroup", CheckStatus.OK, f"cgroup v{root.version} at {root.path}")

@@ -17,6 +17,9 @@ class HostConfig:
     work_root: Path  # runs get a fresh folder below this one
     limits: Limits = CPU_LIMITS
     sandbox_mode: str = "auto"  # strict | auto | off (judge/sandbox/select.py)
+    # A memory cgroup per runner child (judge/sandbox/memcg.py): auto (where the host allows one),
+    # required (else every run is IE with the reason), off.
+    memory_cgroup: str = "auto"
     cache_dir: Path | None = None  # oracle results and baseline builds; None disables caching
     # Bounds of the oracle cache (judge/oracle_cache.py); None: unbounded, max bytes 0: no oracle cache.
     oracle_cache_max_bytes: int | None = None

@@ -24,6 +24,9 @@ class Limits:
     # (the oracle's pause) learns nothing sure about the calls after it.
     extra_check_probability: float = 0.125
     memory_limit_mib: int = 8192  # address space of the runner child on the CPU track
+    # A runner child's memory cgroup: what its processes hold, shared memory and tmpfs files
+    # included, swap counted with it (judge/sandbox/memcg.py); 0: none. On every track.
+    child_memory_mib: int = 8192
     workspace_limit_bytes: int = 1 << 30  # the largest kernel_workspace_bytes honoured
     max_processes: int = 256  # RLIMIT_NPROC inside the sandbox
     max_file_size_bytes: int = 64 * 1024 * 1024  # RLIMIT_FSIZE inside the sandbox
@@ -48,4 +51,5 @@ class Limits:
 # (docs/benchmarks.md, "Whole judge": 76.8 s at 4.5 s a case, about 66 s at 3.5 s). More pairs
 # would buy precision (its spread falls as 1 / sqrt(pairs)) at that price.
 CPU_LIMITS = Limits(case_time_budget_s=3.5)
-DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0)
+# Device runtimes map large host buffers of their own (driver, pinned staging): more room on the host.
+DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0, child_memory_mib=16384)

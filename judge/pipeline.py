@@ -38,6 +38,7 @@ from judge.runner.session import (
     RunnerStartFailed,
 )
 from judge.sandbox.base import Sandbox, SandboxLimits
+from judge.sandbox.memcg import memory_root
 from judge.scoring import case_score_vs_baseline, online_score
 from judge.seeds import mixed_seed
 from judge.timing_phase import TimingPhase, time_cases
@@ -107,12 +108,16 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     env = {"OMP_NUM_THREADS": str(threads), "GOMP_SPINCOUNT": "10000",
            "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
+    memory_cgroups = memory_root(host.memory_cgroup)
     box_limits = SandboxLimits(
         cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, threads),
         max_processes=runner_process_limit(limits.max_processes, threads),
-        address_space_mib=track.limits.memory_limit_mib or None if request.backend is Backend.CPU else None,
+        address_space_mib=_address_space_mib(track, request.backend, memory_cgroups is not None),
         max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
         devices=tuple(track.device_nodes(host)),
+        # Shared memory and tmpfs files count too; no IPC objects on the CPU track, whose seal
+        # refuses them as well (the device runtimes need shared memory). docs/security.md, "Memory".
+        memory_mib=limits.child_memory_mib or None, ipc_limits=request.backend is Backend.CPU,
     )
     runtime_options = track.runtime_options(host)
     reference_dir = host.reference_dir or REPO_ROOT / "reference_kernels"
@@ -137,6 +142,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             python_baseline=python_baseline, generation_device=track.generation_device,
             deterministic=deterministic, command_prefix=command_prefix,
             call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
+            memory_root=memory_cgroups,
         )
 
     reporter.stage(Stage.CHECKING)
@@ -401,6 +407,9 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
     failure would have been `RunnerStartFailed`. The launcher's exit status and stderr line are
     easy for a kernel to forge, and an IE is retried and never charged.
     """
+    if exc.memory_limit_mib is not None:
+        return Verdict.MLE, (f"memory limit exceeded: the process's memory (shared memory and files in /tmp "
+                             f"included) reached {exc.memory_limit_mib} MiB and the kernel ended it")
     if exc.timed_out:
         return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
     code = exc.returncode
@@ -442,6 +451,16 @@ def _conclude(result: JudgeResult) -> None:
         if ratios:
             result.set_scores[case_set.value] = online_score([case_score_vs_baseline(r) for r in ratios], True)
     result.score = result.set_scores.get("benchmarks", result.set_scores.get("private"))
+
+
+def _address_space_mib(track: Track, backend: Backend, memory_cgroup: bool) -> int | None:
+    """RLIMIT_AS of a CPU runner child. With a memory cgroup the group is the memory limit and the
+    address space only a backstop (four times the limit): reserved but untouched address space is
+    no memory, and OpenMP threads' stacks and glibc's 64 MiB malloc arenas reserve a lot of it on a
+    many-core host. Without a group the address space is the limit (docs/security.md, "Memory")."""
+    if backend is not Backend.CPU or not track.limits.memory_limit_mib:
+        return None
+    return track.limits.memory_limit_mib * (4 if memory_cgroup else 1)
 
 
 def _oracle_cache(host: HostConfig) -> OracleCache | None:

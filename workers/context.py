@@ -122,6 +122,7 @@ class WorkerContext:
             work_root=s.work_root,
             limits=limits,
             sandbox_mode=s.sandbox_mode,
+            memory_cgroup=s.memory_cgroup,
             cache_dir=s.cache_dir,
             oracle_cache_max_bytes=s.oracle_cache_max_bytes,
             oracle_cache_max_age_s=s.oracle_cache_age_s,

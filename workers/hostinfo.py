@@ -67,6 +67,7 @@ def probe(backend: Backend, host: HostConfig) -> dict[str, str]:
     # What isolation this host can give (strict, degraded), whatever mode the worker asks for.
     info["sandbox"] = detail(("sandbox", "auto mode gives")) or "unavailable"
     info["sandbox_mode"] = host.sandbox_mode
+    info["memory_cgroup"] = detail(("sandbox", "memory cgroup")) or "unavailable"
     return info
 
 

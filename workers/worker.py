@@ -59,6 +59,9 @@ def run_worker(
         # Every run would end as IE: refuse to start, and say what the probes found.
         found = "\n".join(f"  {k}: {v}" for k, v in info.items() if k.startswith("sandbox."))
         raise WorkerConfigError(f"OPJUDGE_SANDBOX_MODE=strict but this host gives {info.get('sandbox')!r}:\n{found}")
+    if settings.memory_cgroup == "required" and info.get("memory_cgroup") == "unavailable":
+        raise WorkerConfigError("OPJUDGE_MEMORY_CGROUP=required but this worker cannot make memory cgroups "
+                                "(`opjudge doctor` says why; docs/operations.md, \"Memory cgroups\")")
     db = Database(settings)
     try:
         with db.session() as session:

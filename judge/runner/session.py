@@ -33,6 +33,7 @@ from judge.runner.failures import runner_failure
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
 from judge.runner.reports import output_tensor, read_call_report
 from judge.sandbox.base import Bind, Sandbox, SandboxLimits
+from judge.sandbox.memcg import CgroupRoot
 from judge.sandbox.paths import interpreter
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -44,10 +45,13 @@ class RunnerDied(JudgeError):
     """The child ended during a call: crash, signal, exit, or killed for the time limit."""
 
     def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str,
-                 withheld_stderr: str = "") -> None:
+                 withheld_stderr: str = "", memory_limit_mib: int | None = None) -> None:
         super().__init__(message)
         self.returncode = returncode
         self.timed_out = timed_out
+        # Set when the kernel's OOM killer ended a process of the child's memory cgroup: the
+        # child's memory (shared memory and tmpfs files included) reached this limit (MLE).
+        self.memory_limit_mib = memory_limit_mib
         self.stderr = stderr  # what the team may see: written before the first private case
         self.withheld_stderr = withheld_stderr  # written after it: for the verdict only
 
@@ -150,6 +154,7 @@ class RunnerSession:
         startup_timeout_s: float = 120.0,
         call_guard: bool = True,
         command_prefix: tuple[str, ...] = (),
+        memory_root: CgroupRoot | None = None,
     ) -> None:
         self.nonce = secrets.token_bytes(16)
         self._hello = {
@@ -180,6 +185,8 @@ class RunnerSession:
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
         self._binds += [Bind(p, p) for p in readonly_paths or []]
         self._proc: subprocess.Popen[bytes] | None = None
+        # The child's memory cgroup (judge/sandbox/memcg.py), made at launch when the host has one.
+        self._memory_root, self._memcg = memory_root, None
         self._closed = False
         self._drains: list[_Drain] = []  # none until launched: output_text() is then empty
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
@@ -200,6 +207,8 @@ class RunnerSession:
 
     def launch(self) -> None:
         """Start the child and send it the run's hello; `wait_ready` waits for it to be ready."""
+        if self._memory_root is not None and self._limits.memory_mib:
+            self._memcg = self._memory_root.new_group(self._limits.memory_mib)
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
         cmd_child, res_child = _free_fd_numbers(2)
@@ -214,10 +223,12 @@ class RunnerSession:
                 argv, limits=self._limits, binds=self._binds, workdir=self._workdir,
                 env=self._env, pass_fds=(cmd_child, res_child),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                **({"cgroup": self._memcg} if self._memcg is not None else {}),
             )
         except BaseException:
             os.close(cmd_w)
             os.close(res_r)
+            self._close_memcg()
             raise
         finally:
             os.close(cmd_child)
@@ -274,6 +285,17 @@ class RunnerSession:
             os.close(self._results_fd)
         with contextlib.suppress(OSError, ValueError):
             self._commands.close()
+        self._close_memcg()
+
+    def _close_memcg(self) -> None:
+        if self._memcg is not None:
+            self._memcg.close()
+            self._memcg = None
+
+    @property
+    def memory_peak_bytes(self) -> int | None:
+        """The most memory the child's cgroup held so far (None without one)."""
+        return self._memcg.peak_bytes() if self._memcg is not None else None
 
     def kill(self, grace_s: float = 0.0) -> None:
         """End the child and everything it started (its own session/process group)."""
@@ -435,8 +457,10 @@ class RunnerSession:
     def _died(self, reason: str, *, timed_out: bool) -> Any:
         self.kill(grace_s=0.0 if timed_out else 1.0)
         assert self._proc is not None
+        oom = self._memcg is not None and self._memcg.oom_kills() > 0
         raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out,
-                         stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail())
+                         stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail(),
+                         memory_limit_mib=self._limits.memory_mib if oom else None)
 
 
 def _requested(header: dict[str, object]) -> int:

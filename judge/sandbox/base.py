@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.backends import Isolation
+from judge.sandbox.memcg import MemoryCgroup
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,12 @@ class SandboxLimits:
     max_open_files: int | None = None  # RLIMIT_NOFILE
     seccomp: bool = True  # apply the deny-list before exec
     devices: tuple[str, ...] = ()  # device nodes to bind (e.g. /dev/nvidia0)
+    # A memory cgroup's limit for the runner child (judge/sandbox/memcg.py): memory, shared memory
+    # and tmpfs files with swap; None: no group. Applied where the caller hands a group to `popen`.
+    memory_mib: int | None = None
+    # Zero SysV and POSIX IPC limits in the sandbox's own IPC namespace (strict sandbox run as root):
+    # no shared segments, message queues or semaphores for the child (docs/security.md, "Memory").
+    ipc_limits: bool = False
     output_limit_bytes: int = 1024 * 1024  # stdout and stderr kept by `Sandbox.run`, each
 
 
@@ -90,5 +97,8 @@ class Sandbox(ABC):
         stdin: int | None = None,
         stdout: int | None = None,
         stderr: int | None = None,
+        cgroup: MemoryCgroup | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start a process (the runner child) in its own session; the caller owns its lifetime."""
+        """Start a process (the runner child) in its own session; the caller owns its lifetime.
+
+        With `cgroup` every process of the sandbox runs in that memory group from its start."""

@@ -24,6 +24,7 @@ from judge.backends import Isolation
 from judge.sandbox import paths as sandbox_paths
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.sandbox.launcher import LaunchConfig, launcher_argv
+from judge.sandbox.memcg import MemoryCgroup
 from judge.sandbox.paths import interpreter
 from judge.sandbox.process import run_captured
 
@@ -123,8 +124,11 @@ class BwrapSandbox(Sandbox):
         for _, mount_args in sorted(mounts, key=lambda m: len(m[0].parts)):
             args += mount_args
         args += ["--remount-ro", "/", "--chdir", str(workdir)]
+        # IPC limits need root in the sandbox's IPC namespace: bubblewrap started by root (no user
+        # namespace), where the launcher runs as root until it drops to the sandbox's user.
         config = LaunchConfig.from_limits(limits, uid=self.uid, gid=self.uid, keep_fds=list(keep_fds),
-                                          groups=device_groups(limits.devices))
+                                          groups=device_groups(limits.devices),
+                                          ipc_limits=limits.ipc_limits and self.uid is not None)
         # Options travel through --args (a memfd); bwrap wants the command on its own command line.
         return args, ["--", *launcher_argv(self.python, config, argv)]
 
@@ -191,6 +195,7 @@ class BwrapSandbox(Sandbox):
         stdin: int | None = None,
         stdout: int | None = None,
         stderr: int | None = None,
+        cgroup: MemoryCgroup | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start `argv` in the sandbox in a new session; `pass_fds` stay open at the same numbers.
 
@@ -202,9 +207,10 @@ class BwrapSandbox(Sandbox):
             argv, limits=limits, binds=binds, workdir=workdir, env=env, keep_fds=tuple(pass_fds)
         )
         fd = self._args_fd(args)
+        outer = [self.bwrap, "--args", str(fd), *command]
         try:
             return _BwrapPopen(
-                [self.bwrap, "--args", str(fd), *command],
+                cgroup.wrap(outer) if cgroup is not None else outer,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,

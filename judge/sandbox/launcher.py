@@ -53,6 +53,7 @@ class LaunchConfig:
     landlock_read_only: list[str] = field(default_factory=list)  # degraded mode: readable paths
     landlock_writable: list[str] = field(default_factory=list)  # degraded mode: writable paths
     landlock_required: bool = False  # fail when Landlock is unavailable
+    ipc_limits: bool = False  # zero the IPC namespace's limits (`_limit_ipc`); needs root inside it
 
     def to_json(self) -> str:
         """The one-argument form passed on the launcher's command line."""
@@ -113,6 +114,30 @@ def _set_rlimits(config: LaunchConfig) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+# Per IPC namespace: SysV shared memory ids and pages, message queue ids, semaphore sets, POSIX
+# message queues. Zero means the child can make none; nothing it could hold outside its own memory.
+_IPC_LIMITS = {
+    "/proc/sys/kernel/shmmni": "0",
+    "/proc/sys/kernel/shmall": "0",
+    "/proc/sys/kernel/shmmax": "0",
+    "/proc/sys/kernel/msgmni": "0",
+    "/proc/sys/kernel/sem": "0 0 0 0",
+    "/proc/sys/fs/mqueue/queues_max": "0",
+}
+
+
+def _limit_ipc() -> None:
+    """Zero the IPC limits of the namespace the launcher runs in: the sandbox's own (bubblewrap's
+    --unshare-ipc), so the host's are untouched. A file the kernel lacks is skipped; one it refuses
+    is the launcher's failure (the judge's, IE), never a silent gap."""
+    for name, value in _IPC_LIMITS.items():
+        try:
+            with open(name, "w") as fh:
+                fh.write(value)
+        except FileNotFoundError:
+            continue
+
+
 def _close_fds(keep: list[int]) -> None:
     keep_set = sorted({0, 1, 2, *keep})
     low = 0
@@ -141,6 +166,8 @@ def apply(config: LaunchConfig) -> None:
         except OSError:
             if config.landlock_required:
                 raise
+    if config.ipc_limits:
+        _limit_ipc()
     if config.drop_capabilities:
         for cap_number in range(_MAX_CAP + 1):
             try:

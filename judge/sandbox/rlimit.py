@@ -21,6 +21,7 @@ from judge.backends import Isolation
 from judge.sandbox import paths as sandbox_paths
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.sandbox.launcher import LaunchConfig, launcher_argv
+from judge.sandbox.memcg import MemoryCgroup
 from judge.sandbox.paths import interpreter
 from judge.sandbox.process import run_captured
 
@@ -103,11 +104,13 @@ class RlimitSandbox(Sandbox):
         stdin: int | None = None,
         stdout: int | None = None,
         stderr: int | None = None,
+        cgroup: MemoryCgroup | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start `argv` in its own session under the launcher; the caller kills the group."""
         workdir = workdir.resolve()
+        command = self._argv(argv, limits, binds, workdir, tuple(pass_fds))
         return subprocess.Popen(
-            self._argv(argv, limits, binds, workdir, tuple(pass_fds)),
+            cgroup.wrap(command) if cgroup is not None else command,
             cwd=str(workdir),
             env=_env(workdir, env),
             stdin=stdin,
