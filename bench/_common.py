@@ -18,10 +18,12 @@ SFA_BASELINE = REPO_ROOT / "reference_kernels/sparse_flash_attention_grad/cpu/ba
 
 
 def judge_file(path: Path, *, problem: str = "sparse_flash_attention_grad", sets: tuple[CaseSet, ...],
-               sandbox: str = "auto", cache_dir: Path | None = None, secret: bytes = b"bench") -> JudgeResult:
+               sandbox: str = "auto", cache_dir: Path | None = None, secret: bytes = b"bench",
+               memory_cgroup: str = "auto") -> JudgeResult:
     limits = get_track(Backend.CPU).limits
     request = JudgeRequest(problem=load_problem(problem), backend=Backend.CPU,
                            sources=read_sources([path], limits), case_sets=sets, secret=secret)
     with tempfile.TemporaryDirectory(prefix="opjudge-bench-") as work:
-        host = HostConfig(work_root=Path(work), limits=limits, sandbox_mode=sandbox, cache_dir=cache_dir)
+        host = HostConfig(work_root=Path(work), limits=limits, sandbox_mode=sandbox, cache_dir=cache_dir,
+                          memory_cgroup=memory_cgroup)
         return judge_submission(request, host=host)

@@ -1,11 +1,13 @@
 """Does the sandbox slow a legitimate OpenMP kernel down? Strict vs off, interleaved.
 
-    .venv/bin/python bench/sandbox_overhead.py [--rounds 3] [--sets benchmarks]
+    .venv/bin/python bench/sandbox_overhead.py [--rounds 3] [--sets benchmarks] [--compare memcg]
 
 Judges the sparse FA baseline (OpenMP) as a submission under `strict` (bubblewrap,
 seccomp, rlimits, the runner's lockdown) and under `off`, alternating which goes
 first each round, and prints per benchmark case the ratio of the medians (over
-rounds) of the kernel's median time: strict / off. Target (issue 3): within 3 %.
+rounds) of the kernel's median time: strict / off. Target: within 3 %.
+`--compare memcg` judges under `strict` both times, with the children's memory cgroups
+(judge/sandbox/memcg.py) against without them: what the groups cost an honest kernel.
 """
 
 from __future__ import annotations
@@ -21,24 +23,35 @@ from _common import SFA_BASELINE, judge_file
 
 from judge.backends import CaseSet
 
-MODES = ("strict", "off")
+# label -> (sandbox mode, memory cgroup mode); the first of each pair is the one measured.
+COMPARISONS = {
+    "sandbox": {"strict": ("strict", "auto"), "off": ("off", "off")},
+    "memcg": {"strict": ("strict", "auto"), "off": ("strict", "off")},
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sets", default="benchmarks", help="comma-separated: benchmarks,private")
+    parser.add_argument("--compare", choices=sorted(COMPARISONS), default="sandbox",
+                        help="sandbox: strict vs off; memcg: strict with vs without memory cgroups")
     options = parser.parse_args()
+    modes = COMPARISONS[options.compare]
+    if options.compare == "memcg":
+        print("'strict' below: strict with memory cgroups; 'off': strict without them", flush=True)
     sets = tuple(CaseSet(s) for s in options.sets.split(","))
-    medians: dict[str, dict[str, list[float]]] = {mode: {} for mode in MODES}
-    minima: dict[str, dict[str, list[float]]] = {mode: {} for mode in MODES}
-    walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+    medians: dict[str, dict[str, list[float]]] = {mode: {} for mode in modes}
+    minima: dict[str, dict[str, list[float]]] = {mode: {} for mode in modes}
+    walls: dict[str, list[float]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory() as cache:
         for round_index in range(options.rounds):
-            order = MODES if round_index % 2 == 0 else MODES[::-1]
+            order = list(modes) if round_index % 2 == 0 else list(modes)[::-1]
             for mode in order:
                 started = time.monotonic()
-                result = judge_file(SFA_BASELINE, sets=sets, sandbox=mode, cache_dir=Path(cache))
+                sandbox, memory_cgroup = modes[mode]
+                result = judge_file(SFA_BASELINE, sets=sets, sandbox=sandbox, cache_dir=Path(cache),
+                                    memory_cgroup=memory_cgroup)
                 walls[mode].append(time.monotonic() - started)
                 assert result.verdict.value == "AC", f"{mode}: {result.verdict} {result.message}"
                 for case in result.cases:
