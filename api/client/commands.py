@@ -139,8 +139,8 @@ def submit_command(
         config = resolve(url=url, token=token)
         with OpjudgeClient(config.url, config.token) as client:
             created = client.submit(files, problem=problem, backend=backend, mode=mode)
-            submission_id = int(created["id"])
-            console.print(f"submission [bold]#{submission_id}[/] ({created.get('mode', mode)} run) "
+            submission_id = str(created["id"])
+            console.print(f"submission [bold]{submission_id}[/] ({created.get('mode', mode)} run) "
                           f"{created.get('message', 'stored')}")  # fmt: skip
             if created.get("queue"):
                 console.print(queue_line(created["queue"]), highlight=False)
@@ -158,7 +158,9 @@ def submit_command(
 
 
 def status_command(
-    submission_id: Annotated[int | None, typer.Argument(help="a submission id; none: your latest submissions")] = None,
+    submission_id: Annotated[
+        str | None, typer.Argument(help="a submission's id, as `submit` and the list show it; none: your latest")
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="follow the run until it has a verdict")] = False,
     limit: Annotated[int, typer.Option(help="how many submissions to list")] = 15,
     url: UrlOption = None,
@@ -209,7 +211,7 @@ def board_command(
     Console().print(board_table(board))
 
 
-def follow(client: OpjudgeClient, submission_id: int, console: Console, *, timeout_s: float) -> dict[str, Any]:
+def follow(client: OpjudgeClient, submission_id: str, console: Console, *, timeout_s: float) -> dict[str, Any]:
     """Poll the submission until its run has finished, showing the steps as they happen."""
     deadline = time.monotonic() + timeout_s
     detail = client.submission(submission_id)
@@ -235,11 +237,11 @@ def follow(client: OpjudgeClient, submission_id: int, console: Console, *, timeo
     return detail
 
 
-def _poll(client: OpjudgeClient, submission_id: int, detail: dict[str, Any], deadline: float) -> dict[str, Any]:
+def _poll(client: OpjudgeClient, submission_id: str, detail: dict[str, Any], deadline: float) -> dict[str, Any]:
     failures = 0
     while True:
         if time.monotonic() > deadline:
-            raise ClientError(f"submission #{submission_id} is still being judged; "
+            raise ClientError(f"submission {submission_id} is still being judged; "
                               f"see `opjudge status {submission_id}`")
         time.sleep(POLL_S)
         try:
@@ -260,8 +262,8 @@ def _exit_code(detail: dict[str, Any]) -> int:
 
 def _submissions_table(submissions: list[dict[str, Any]]) -> Table:
     table = compact_table("your latest submissions")
-    for column in ("#", "problem", "backend", "mode", "submitted", "result", "score"):
-        table.add_column(column, justify="right" if column in ("#", "score") else "left",
+    for column in ("id", "problem", "backend", "mode", "submitted", "result", "score"):
+        table.add_column(column, justify="right" if column == "score" else "left",
                          overflow="fold", no_wrap=column != "problem")  # fmt: skip
     for s in submissions:
         result = s.get("verdict") or s["status"]  # the verdict once judged, else where the run is

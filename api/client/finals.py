@@ -30,7 +30,7 @@ def show_command(url: UrlOption = None, token: TokenOption = None, as_json: Json
 
 @finals_app.command("choose")
 def choose_command(
-    submission_ids: Annotated[list[int], typer.Argument(help="submission ids; none: your latest counts again")] = [],  # noqa: B006 - Typer reads the default
+    submission_ids: Annotated[list[str], typer.Argument(help="submission ids; none: your latest counts again")] = [],  # noqa: B006 - Typer reads the default
     url: UrlOption = None,
     token: TokenOption = None,
     as_json: JsonOption = False,
@@ -56,7 +56,7 @@ def _print(finals: dict[str, Any]) -> None:
         return
     chosen, counting = set(finals["chosen"]), set(finals["counting"].values())
     table = Table(title=f"Finals: up to {finals['limit']} per problem, until {finals['open_until']}")
-    for column in ("#", "problem", "verdict", "score", "final", "counts now"):
+    for column in ("id", "problem", "verdict", "score", "final", "counts now"):
         table.add_column(column)
     for s in finals["choosable"]:
         score = "" if s["score"] is None else f"{s['score']:.2f}"

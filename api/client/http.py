@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -56,9 +57,9 @@ class OpjudgeClient:
         return self._json("POST", "/api/v1/submissions", data={"problem": problem, "backend": backend, "mode": mode},
                           files=parts)  # fmt: skip
 
-    def submission(self, submission_id: int) -> dict[str, Any]:
-        """A submission with its runs and per-case results."""
-        return self._json("GET", f"/api/v1/submissions/{submission_id}")
+    def submission(self, submission_id: str) -> dict[str, Any]:
+        """A submission, named by the id `submit` and the list show, with its runs and per-case results."""
+        return self._json("GET", f"/api/v1/submissions/{quote(submission_id.strip(), safe='')}")
 
     def submissions(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """The team's latest submissions, newest first."""
@@ -81,7 +82,7 @@ class OpjudgeClient:
         """The team's chosen finals and what it may choose (ranked_by `chosen`)."""
         return self._json("GET", "/api/v1/finals")
 
-    def choose_finals(self, submission_ids: list[int]) -> dict[str, Any]:
+    def choose_finals(self, submission_ids: list[str]) -> dict[str, Any]:
         """Replace the team's finals."""
         return self._json("PUT", "/api/v1/finals", json={"submission_ids": submission_ids})
 

@@ -58,7 +58,7 @@ def steps_of(run: dict[str, Any] | None) -> list[Step]:
 def progress(detail: dict[str, Any]) -> RenderableType:
     """The run's steps, the current one with a spinner (for rich's Live display)."""
     submission = detail["submission"]
-    head = Text.assemble(("#" + str(submission["id"]), "bold"), f" {submission['problem']} on {submission['backend']}")
+    head = Text.assemble((str(submission["id"]), "bold"), f" {submission['problem']} on {submission['backend']}")
     table = Table.grid(padding=(0, 2))
     for step in steps_of(live_run(detail)):
         when = step.at.astimezone().strftime("%H:%M:%S") if step.at and step.state != "skipped" else ""

@@ -15,6 +15,7 @@ from api.pages.team import TeamViewer
 from api.pages.web import error_page, render
 from api.store import StoreError
 from api.store.finals import choose_finals, team_finals
+from api.store.submission_refs import submission_ids_of
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -30,13 +31,14 @@ def finals_page(request: Request, session: SessionDep, viewer: TeamViewer, now: 
 @router.post("/team/finals")
 def save_finals(
     request: Request, csrf: Annotated[str, Form()], session: SessionDep, settings: SettingsDep,
-    viewer: TeamViewer, now: NowDep, submission_ids: Annotated[list[int], Form()] = [],  # noqa: B006 - FastAPI's form default
+    viewer: TeamViewer, now: NowDep, submission_ids: Annotated[list[str], Form()] = [],  # noqa: B006 - FastAPI's form default
 ) -> Response:
-    """Replace the team's finals by the ticked submissions; a refusal is shown on the page."""
+    """Replace the team's finals by the ticked submissions (their public ids); a refusal is shown on the page."""
     check_csrf(request, settings, csrf)
     assert viewer.team_id is not None
     try:
-        choose_finals(session, team_id=viewer.team_id, submission_ids=submission_ids, now=now)
+        wanted = submission_ids_of(session, submission_ids, team_id=viewer.team_id)
+        choose_finals(session, team_id=viewer.team_id, submission_ids=wanted, now=now)
     except StoreError as refused:
         session.rollback()
         finals = team_finals(session, team_id=viewer.team_id)

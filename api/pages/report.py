@@ -1,4 +1,4 @@
-"""The submission report `/s/<id>` and its live timeline fragment.
+"""The submission report `/s/<public id>` and its live timeline fragment.
 
 A team sees only its own submissions (another team's id is "not found", as in
 the JSON API); organisers see every one, with the rejudge and disqualify
@@ -21,7 +21,7 @@ from api.pages.devices import device_peaks
 from api.pages.profile_view import profile_views
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
-from api.schemas.bounds import SubmissionId
+from api.schemas.bounds import SubmissionRef
 from api.store import (
     NotFoundError,
     Principal,
@@ -37,6 +37,7 @@ from api.store import (
     submission_sources,
 )
 from api.store.page_queries import run_host_info
+from api.store.submission_refs import submission_id_of
 from judge.modes import RunMode
 from judge.verdict import Verdict
 
@@ -47,35 +48,42 @@ MAX_SOURCE_CHARS = 200_000  # sources shown inline; the upload limits keep real 
 
 @router.get("/s/{submission_id}")
 def report_page(
-    submission_id: SubmissionId, request: Request, session: SessionDep, viewer: LoggedIn, now: NowDep
+    submission_id: SubmissionRef, request: Request, session: SessionDep, viewer: LoggedIn, now: NowDep
 ) -> Response:
     """The report of one submission: verdict, timeline, cases, charts, logs."""
-    detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
+    detail = readable_detail(session, ref=submission_id, viewer=viewer)
     return render(request, "report.html", **report_context(session, detail, viewer=viewer, now=now))
 
 
 @router.get("/s/{submission_id}/timeline.frag")
-def timeline_fragment(submission_id: SubmissionId, session: SessionDep, viewer: LoggedIn) -> Response:
+def timeline_fragment(submission_id: SubmissionRef, session: SessionDep, viewer: LoggedIn) -> Response:
     """The stage timeline alone, polled while the run is in flight."""
-    detail = readable_detail(session, submission_id=submission_id, viewer=viewer)
+    detail = readable_detail(session, ref=submission_id, viewer=viewer)
     live = live_run(detail)
     return html_response(render_fragment("_timeline.html", submission=detail.submission, run=live,
                                          steps=timeline(live), live=_in_flight(live),
                                          queue=detail.queue))  # fmt: skip
 
 
-def readable_detail(session: Session, *, submission_id: int, viewer: Principal) -> SubmissionDetail:
-    """The submission as this viewer may see it; NotFoundError when they may not see it at all."""
+def readable_detail(session: Session, *, ref: str, viewer: Principal) -> SubmissionDetail:
+    """The submission `ref` names as this viewer may see it; NotFoundError when they may not see it at all.
+
+    A team names its submissions by their public ids only (docs/security.md, "Submission ids")."""
     if viewer.role is Role.ADMIN:
-        return submission_detail(session, submission_id=submission_id)
+        return submission_detail(session, submission_id=submission_id_of(session, ref))
     if viewer.role is Role.TEAM:
-        return submission_detail(session, submission_id=submission_id, team_id=viewer.team_id)
+        found = submission_id_of(session, ref, team_id=viewer.team_id)
+        return submission_detail(session, submission_id=found, team_id=viewer.team_id)
     # Reviewers read the finalists' ranked submissions, with a team's view of them.
     assert viewer.competition_id is not None
+    try:
+        submission_id = submission_id_of(session, ref)
+    except NotFoundError:
+        submission_id = None
     for finalist in list_finalists(session, competition_id=viewer.competition_id):
         if submission_id in finalist.submission_ids.values():
             return submission_detail(session, submission_id=submission_id, team_id=finalist.team_id)
-    raise NotFoundError(f"no submission {submission_id} among the finalists' ranked submissions")
+    raise NotFoundError(f"no submission {ref} among the finalists' ranked submissions")
 
 
 def live_run(detail: SubmissionDetail) -> RunView | None:
@@ -120,9 +128,12 @@ def report_context(session: Session, detail: SubmissionDetail, *, viewer: Princi
         "roofline": _roofline(shown, info, submission.backend),
         "profiles": profile_views(shown.profiles) if shown else [],
         "history": history_svg([
-            HistoryPoint(s.id, s.score, s.verdict is Verdict.AC, s.id == submission.id)
+            # Points are labelled by their place on the chart for teams and reviewers: the database id
+            # would count other teams' submissions (docs/security.md, "Submission ids").
+            HistoryPoint(s.id if viewer.role is Role.ADMIN else i + 1, s.score, s.verdict is Verdict.AC,
+                         s.id == submission.id)
             # Scored ones only: a test run has no score, and drawing it at 0 said it failed.
-            for s in reversed(history) if s.verdict is not None and s.mode is not RunMode.TEST
+            for i, s in enumerate(s for s in reversed(history) if s.verdict is not None and s.mode is not RunMode.TEST)
         ]),  # fmt: skip
         "sources": [(name, content.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]) for name, content in sources],
         **kernel_output_view(shown.kernel_output if shown else ""),

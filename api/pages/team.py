@@ -93,7 +93,7 @@ def submit(
             error = refused
         else:
             dispatch_runs(session, dispatcher, [created.dispatch], now=now)
-            return RedirectResponse(f"/s/{created.submission_id}", status_code=303)
+            return RedirectResponse(f"/s/{created.public_id}", status_code=303)
     assert error is not None
     session.rollback()
     failed = error_page(request, error)  # for its status code and Retry-After

@@ -24,7 +24,7 @@ from api.schemas.judging import (
     RunsAccepted,
     WorkerPublic,
 )
-from api.schemas.submissions import SubmissionPublic
+from api.schemas.submissions import SubmissionAdminPublic
 from api.store import (
     ExportKind,
     csv_value,
@@ -69,20 +69,20 @@ def rejudge_runs(
     return _accepted([r.run_id for r in runs], dispatch_runs(session, dispatcher, runs, now=now))
 
 
-@router.post("/submissions/{submission_id}/disqualify", response_model=SubmissionPublic)
+@router.post("/submissions/{submission_id}/disqualify", response_model=SubmissionAdminPublic)
 def disqualify(
     submission_id: SubmissionId, body: DisqualifyCreate, admin: AdminDep, session: SessionDep, now: NowDep
-) -> SubmissionPublic:
+) -> SubmissionAdminPublic:
     """Disqualify a submission: kept and shown, never ranked; the reason is recorded."""
     found = disqualify_submission(session, submission_id=submission_id, reason=body.reason, actor=admin, now=now)
-    return SubmissionPublic.model_validate(found)
+    return SubmissionAdminPublic.model_validate(found)
 
 
-@router.delete("/submissions/{submission_id}/disqualify", response_model=SubmissionPublic)
-def reinstate(submission_id: SubmissionId, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionPublic:
+@router.delete("/submissions/{submission_id}/disqualify", response_model=SubmissionAdminPublic)
+def reinstate(submission_id: SubmissionId, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionAdminPublic:
     """Undo a disqualification."""
     found = disqualify_submission(session, submission_id=submission_id, reason=None, actor=admin, now=now)
-    return SubmissionPublic.model_validate(found)
+    return SubmissionAdminPublic.model_validate(found)
 
 
 @router.post("/competitions/{slug}/reproductions", status_code=202, response_model=RunsAccepted)
@@ -115,7 +115,7 @@ def disturbed_runs(slug: str, _admin: AdminDep, session: SessionDep) -> list[Dis
     return [DisturbedRunPublic.model_validate(r) for r in list_disturbed(session, competition_id=competition.id)]
 
 
-@router.get("/competitions/{slug}/submissions", response_model=list[SubmissionPublic])
+@router.get("/competitions/{slug}/submissions", response_model=list[SubmissionAdminPublic])
 def all_submissions(
     slug: str,
     _admin: AdminDep,
@@ -124,12 +124,12 @@ def all_submissions(
     team_id: IdFilter | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before_id: IdFilter | None = None,
-) -> list[SubmissionPublic]:
+) -> list[SubmissionAdminPublic]:
     """Every team's submissions, newest first."""
     competition = get_competition(session, slug=slug)
     found = list_submissions(session, competition_id=competition.id, team_id=team_id, problem=problem, limit=limit,
                              before_id=before_id)  # fmt: skip
-    return [SubmissionPublic.model_validate(s) for s in found]
+    return [SubmissionAdminPublic.model_validate(s) for s in found]
 
 
 @router.get("/competitions/{slug}/export/{kind}.csv", response_class=StreamingResponse)

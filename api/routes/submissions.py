@@ -1,4 +1,4 @@
-"""Teams upload submissions and read their own (issue 4 item 2, teams)."""
+"""Teams upload submissions and read their own, naming them by their public ids (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from api.deps import (
     TeamOrAdmin,
 )
 from api.dispatch import dispatch_runs, queue_for
-from api.schemas.bounds import IdFilter, SubmissionId
+from api.schemas.bounds import SubmissionRef
 from api.schemas.submissions import (
     MePublic,
     QueuePlacePublic,
@@ -36,6 +36,7 @@ from api.store import (
     team_quotas,
 )
 from api.store.queueinfo import place_of_run
+from api.store.submission_refs import submission_id_of
 from api.uploads import UploadForm, read_upload
 from judge.modes import RunMode
 
@@ -91,11 +92,11 @@ def upload_submission(
     session.rollback()  # end the read
     return SubmissionCreated(
         queue=QueuePlacePublic.model_validate(place) if place is not None else None,
-        id=created.submission_id,
-        run_id=created.run_id,
+        id=created.public_id,
+        run_id=1,  # the first run of the submission: teams see run numbers, not run ids
         mode=created.mode,
         status=RunStatus.QUEUED if queued else RunStatus.PENDING,
-        status_url=f"/api/v1/submissions/{created.submission_id}",
+        status_url=f"/api/v1/submissions/{created.public_id}",
         queued=queued,
         message="stored and queued for judging"
         if queued
@@ -108,27 +109,32 @@ def my_submissions(
     team: CurrentTeam,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    before_id: IdFilter | None = None,
+    before_id: Annotated[SubmissionRef | None, Query(description="a submission's id: those before it")] = None,
 ) -> list[SubmissionPublic]:
-    """The team's own submissions, newest first (`before_id` pages back)."""
-    found = list_submissions(session, team_id=team.team_id, limit=limit, before_id=before_id)
+    """The team's own submissions, newest first (`before_id`, the id of one of them, pages back)."""
+    before = submission_id_of(session, before_id, team_id=team.team_id) if before_id is not None else None
+    found = list_submissions(session, team_id=team.team_id, limit=limit, before_id=before)
     return [SubmissionPublic.model_validate(s) for s in found]
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionDetailPublic)
-def read_submission(submission_id: SubmissionId, caller: TeamOrAdmin, session: SessionDep,
+def read_submission(submission_id: SubmissionRef, caller: TeamOrAdmin, session: SessionDep,
                     now: NowDep) -> SubmissionDetailPublic:  # fmt: skip
-    """A submission with its runs, per-case results and compile log (a team reads only its own); while
-    it waits, its place in the queue and an estimate of the wait."""
-    detail = submission_detail(session, submission_id=submission_id, team_id=caller.team_id, now=now)
+    """A submission with its runs, per-case results and compile log (a team reads only its own, by the id
+    its answers show); while it waits, its place in the queue and an estimate of the wait."""
+    found = submission_id_of(session, submission_id, team_id=caller.team_id)
+    detail = submission_detail(session, submission_id=found, team_id=caller.team_id, now=now)
+    if caller.team_id is not None:
+        return SubmissionDetailPublic.for_team(detail)
     return SubmissionDetailPublic.model_validate(detail)
 
 
 @router.get("/submissions/{submission_id}/sources", response_model=list[SourcePublic])
-def read_sources(submission_id: SubmissionId, caller: CurrentPrincipal, session: SessionDep) -> list[SourcePublic]:
+def read_sources(submission_id: SubmissionRef, caller: CurrentPrincipal, session: SessionDep) -> list[SourcePublic]:
     """The uploaded files as text: a team reads its own, a reviewer its competition's finalists'."""
     reviewer_competition = caller.competition_id if caller.role is Role.REVIEWER else None
-    files = submission_sources(session, submission_id=submission_id, team_id=caller.team_id,
+    found = submission_id_of(session, submission_id, team_id=caller.team_id)
+    files = submission_sources(session, submission_id=found, team_id=caller.team_id,
                                reviewer_competition_id=reviewer_competition)  # fmt: skip
     return [SourcePublic(name=name, content=content.decode("utf-8", "replace")) for name, content in files]
 

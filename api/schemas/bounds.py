@@ -38,6 +38,10 @@ ReviewerId = Annotated[int, _existing_id("reviewer")]
 JobId = Annotated[int, _existing_id("job")]  # an organiser job (issue 18)
 PairId = Annotated[int, _existing_id("similar pair")]  # a pair machine review found (issue 18)
 
+# A submission as a caller names it: its public id (api/store/public_ids.py), or, for organisers and
+# reviewers only, its database id; api/store/submission_refs.py resolves it (404 when it names none).
+SubmissionRef = Annotated[str, Field(min_length=1, max_length=64)]
+
 # Ids used as a filter or a page cursor: out of range is a malformed request, 422.
 IdFilter = Annotated[int, Field(ge=1, le=INT_MAX)]
 

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import Field
 
 from api.schemas.base import Create, Public
 from api.schemas.submissions import SubmissionPublic
 from api.store import RankedBy
+from api.store.finals import TeamFinals
 
 
 class FinalsPublic(Public):
+    """Submissions are named by their public ids, as everywhere a team looks (docs/security.md)."""
+
     ranked_by: RankedBy
     limit: int  # finals per problem
-    chosen: list[int]  # the submissions the team marked
-    counting: dict[str, int]  # problem -> the submission the final ranking scores now
+    chosen: list[str]  # the submissions the team marked
+    counting: dict[str, str]  # problem -> the submission the final ranking scores now
     choosable: list[SubmissionPublic]  # judged, not disqualified, newest first
     open_until: datetime
 
+    @classmethod
+    def of(cls, finals: TeamFinals, public_ids: dict[int, str]) -> FinalsPublic:
+        """`finals` with each database id replaced by its public id from `public_ids`."""
+        return cls(ranked_by=finals.ranked_by, limit=finals.limit, chosen=[public_ids[i] for i in finals.chosen],
+                   counting={p: public_ids[i] for p, i in finals.counting.items()},
+                   choosable=[SubmissionPublic.model_validate(s) for s in finals.choosable],
+                   open_until=finals.open_until)  # fmt: skip
+
 
 class FinalsChoose(Create):
-    submission_ids: list[int] = Field(max_length=500)  # empty: the latest counts again
+    # The public ids of the team's submissions; empty: the latest counts again.
+    submission_ids: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(max_length=500)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import PlainSerializer
+from pydantic import AliasChoices, Field, PlainSerializer
 
 from api.schemas.base import Public
 from api.store import RankedBy, RelativeTo
@@ -51,7 +51,8 @@ class LeaderboardRowPublic(Public):
     online_score: Score
     cells: list[CaseCellPublic | None]  # aligned with `columns`
     problem_scores: dict[str, Score]
-    submission_ids: dict[str, int]
+    # problem -> the public id of the submission that ranks (docs/security.md, "Submission ids")
+    submission_ids: dict[str, str] = Field(validation_alias=AliasChoices("public_ids", "submission_ids"))
     submitted_at: datetime | None
     last_submission_at: datetime | None
     latest_verdict: Verdict | None

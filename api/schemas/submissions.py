@@ -5,16 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pydantic import AliasChoices, Field
+
 from api.schemas.base import Public
-from api.store import RunKind, RunStatus
+from api.store import RunKind, RunStatus, SubmissionDetail
 from judge.backends import Backend, CaseSet, Isolation
 from judge.modes import RunMode
 from judge.verdict import Verdict
 
 
 class SubmissionCreated(Public):
-    id: int
-    run_id: int
+    # The public id (docs/security.md, "Submission ids"): the one the team's routes, pages and CLI take.
+    id: str
+    run_id: int  # the run's number among the submission's runs: 1 (not the database's run id)
     mode: RunMode
     status: RunStatus
     status_url: str
@@ -23,8 +26,7 @@ class SubmissionCreated(Public):
     message: str
 
 
-class SubmissionPublic(Public):
-    id: int
+class _SubmissionFields(Public):
     team_id: int
     team_name: str
     problem: str
@@ -39,6 +41,20 @@ class SubmissionPublic(Public):
     created_at: datetime
     disqualified_at: datetime | None
     disqualify_reason: str | None
+
+
+class SubmissionPublic(_SubmissionFields):
+    """A submission as teams, reviewers and the pages see it: named by its public id, which says
+    nothing of how many submissions other teams made (docs/security.md, "Submission ids")."""
+
+    id: str = Field(validation_alias=AliasChoices("public_id", "id"))
+
+
+class SubmissionAdminPublic(_SubmissionFields):
+    """A submission in the organisers' API: the database id the admin routes take, and the public id."""
+
+    id: int
+    public_id: str
 
 
 class CasePublic(Public):
@@ -155,6 +171,16 @@ class SubmissionDetailPublic(Public):
     runs: list[RunPublic]  # newest first
     scored_run_id: int | None
     queue: QueuePlacePublic | None = None  # while the run waits for a worker
+
+    @classmethod
+    def for_team(cls, detail: SubmissionDetail) -> SubmissionDetailPublic:
+        """The detail with each run named by its number within the submission, not its database id:
+        run ids count every team's runs (docs/security.md, "Submission ids")."""
+        numbers = {run.id: run.number for run in detail.runs}
+        public = cls.model_validate(detail)
+        runs = [run.model_copy(update={"id": numbers[run.id]}) for run in public.runs]
+        scored = numbers.get(detail.scored_run_id) if detail.scored_run_id is not None else None
+        return public.model_copy(update={"runs": runs, "scored_run_id": scored})
 
 
 class SourcePublic(Public):

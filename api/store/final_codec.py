@@ -51,7 +51,7 @@ def _row_to_json(r: LeaderboardRow) -> dict[str, Any]:
         "submitted_at": _time(r.submitted_at), "last_submission_at": _time(r.last_submission_at),
         "latest_verdict": r.latest_verdict.value if r.latest_verdict else None, "disqualified": r.disqualified,
         "reviewer_score": r.reviewer_score, "reviewers": r.reviewers, "final_score": r.final_score,
-        "is_baseline": r.is_baseline, "disturbed": r.disturbed,
+        "is_baseline": r.is_baseline, "disturbed": r.disturbed, "public_ids": r.public_ids,
     }  # fmt: skip
 
 
@@ -67,4 +67,5 @@ def _row_from_json(d: dict[str, Any]) -> LeaderboardRow:
         latest_verdict=Verdict(d["latest_verdict"]) if d.get("latest_verdict") else None,
         disqualified=d["disqualified"], reviewer_score=d["reviewer_score"], reviewers=d["reviewers"],
         final_score=d["final_score"], is_baseline=d.get("is_baseline", False), disturbed=d.get("disturbed", ""),
+        public_ids=dict(d.get("public_ids", {})),
     )  # fmt: skip

@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from api.store.enums import RankedBy, RelativeTo, Role, RunKind, RunStatus
+from api.store.public_ids import new_public_id
 from api.store.types import UTCDateTime, str_enum
 from judge.backends import Backend, CaseSet, Isolation
 from judge.modes import RunMode
@@ -146,9 +147,13 @@ class Submission(Base):
     __table_args__ = (
         Index("ix_submissions_team_created", "team_id", "created_at"),
         Index("ix_submissions_competition_problem", "competition_id", "problem_id"),
+        Index("ix_submissions_public_id", "public_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    # What teams see and pass instead of `id`: random, so it says nothing of how many submissions other
+    # teams made (docs/security.md, "Submission ids"); api/store/public_ids.py makes and resolves it.
+    public_id: Mapped[str] = mapped_column(String(16), default=new_public_id)  # unique: see the index
     competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"))
     problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id"))

@@ -52,6 +52,9 @@ class LeaderboardRow:
     live: bool = False  # the viewer's own up-to-date row on a frozen board
     is_baseline: bool = False
     disturbed: str = ""  # a ranked entry's run stayed disturbed through re-timing (its reason): marked
+    # problem -> the public id of the submission that ranks: what the JSON shows as `submission_ids`,
+    # since the database ids count every team's submissions (docs/security.md, "Submission ids").
+    public_ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,7 @@ def _row(s: TeamStanding, columns: tuple[BoardColumn, ...]) -> LeaderboardRow:
         cells=tuple(cells.get((col.problem, col.case)) for col in columns),
         problem_scores={slug: e.score for slug, e in s.entries.items()},
         submission_ids={slug: e.submission_id for slug, e in s.entries.items()},
+        public_ids={slug: e.public_id for slug, e in s.entries.items() if e.public_id},
         submitted_at=s.tie_at, last_submission_at=s.last_submission_at, latest_verdict=s.latest_verdict,
         disqualified=s.disqualified, disturbed="; ".join(e.disturbed for e in s.entries.values() if e.disturbed),
     )  # fmt: skip

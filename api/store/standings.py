@@ -51,6 +51,7 @@ class EntryStanding:
     score: float
     cases: tuple[CaseCell, ...]
     disturbed: str = ""  # the ranked run's host stayed disturbed (judge/retime.py): marked on the board
+    public_id: str = ""  # the submission's public id, the one boards show (docs/security.md, "Submission ids")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class _Entry:
     run_id: int
     verdict: Verdict
     disturbed: str = ""
+    public_id: str = ""
     cases: list[tuple[str, bool, float | None]] = field(default_factory=list)  # (case, passed, ratio)
     score: float = 0.0
     cells: tuple[CaseCell, ...] = ()
@@ -167,7 +169,8 @@ def _candidates(competition_id: int, problems: list[str], as_of: datetime | None
         extra.append(Run.disturbed == "")
     return (
         select(Submission.id.label("submission_id"), Submission.team_id, Problem.slug.label("problem"),
-               Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict, Run.disturbed)
+               Submission.backend, Submission.created_at, Run.id.label("run_id"), Run.verdict, Run.disturbed,
+               Submission.public_id)
         .join(Problem, Problem.id == Submission.problem_id)
         .join(Run, Run.id == run_id)
         .where(Submission.competition_id == competition_id, Submission.disqualified_at.is_(None),
@@ -192,7 +195,7 @@ def _load_entries(session: Session, candidates: Select[Any], case_set: CaseSet, 
         chosen = candidates.subquery()
     entries = {
         row.run_id: _Entry(row.submission_id, row.team_id, row.problem, Backend(row.backend), row.created_at,
-                           row.run_id, Verdict(row.verdict), row.disturbed or "")
+                           row.run_id, Verdict(row.verdict), row.disturbed or "", row.public_id)
         for row in session.execute(select(chosen))
     }  # fmt: skip
     cases = session.execute(
@@ -306,7 +309,8 @@ def _aggregate(
             tie_at=max(e.created_at for e in team_entries), disqualified=False,
             last_submission_at=newest[team_id].created_at, latest_verdict=newest[team_id].verdict,
             entries={e.problem: EntryStanding(e.problem, e.submission_id, e.run_id, e.backend, e.created_at,
-                                              e.verdict, e.score, e.cells, e.disturbed) for e in team_entries},
+                                              e.verdict, e.score, e.cells, e.disturbed, e.public_id)
+                     for e in team_entries},
         ))  # fmt: skip
     # Ties go to the earlier submission (docs/rules.md); the team id only makes the order total.
     unsorted.sort(key=lambda s: (-round(s.score, 9), s.tie_at, s.team_id))

@@ -64,7 +64,8 @@ def _to_row(competition_id: int, case_set: CaseSet, s: TeamStanding) -> dict[str
         "entries": {
             slug: {"submission_id": e.submission_id, "run_id": e.run_id, "backend": e.backend.value,
                    "submitted_at": e.submitted_at.isoformat(), "verdict": e.verdict.value, "score": e.score,
-                   "cases": [[c.case, c.score, c.ratio, c.passed] for c in e.cases], "disturbed": e.disturbed}
+                   "cases": [[c.case, c.score, c.ratio, c.passed] for c in e.cases], "disturbed": e.disturbed,
+                   "public_id": e.public_id}
             for slug, e in s.entries.items()
         },
     }  # fmt: skip
@@ -74,7 +75,8 @@ def _from_row(row: Standing, team_name: str) -> TeamStanding:
     entries = {
         slug: EntryStanding(slug, e["submission_id"], e["run_id"], Backend(e["backend"]),
                             datetime.fromisoformat(e["submitted_at"]), Verdict(e["verdict"]), e["score"],
-                            tuple(CaseCell(c[0], c[1], c[2], c[3]) for c in e["cases"]), e.get("disturbed", ""))
+                            tuple(CaseCell(c[0], c[1], c[2], c[3]) for c in e["cases"]), e.get("disturbed", ""),
+                            e.get("public_id", ""))
         for slug, e in row.entries.items()
     }  # fmt: skip
     return TeamStanding(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import Select, select
@@ -20,7 +21,15 @@ from api.store.results import run_views
 from api.store.rules import check_quotas, check_window, quota_status
 from api.store.standings_cache import recompute_standings
 from api.store.types import utcnow
-from api.store.views import FileInfo, NewSubmission, Principal, QuotaStatus, SubmissionDetail, SubmissionSummary
+from api.store.views import (
+    FileInfo,
+    NewSubmission,
+    Principal,
+    QuotaStatus,
+    RunView,
+    SubmissionDetail,
+    SubmissionSummary,
+)
 from judge.backends import Backend
 from judge.modes import RunMode
 
@@ -71,7 +80,8 @@ def create_submission(
               priority=int(priority), created_at=now, pending_since=now, seed_salt=new_seed_salt())  # fmt: skip
     session.add(run)
     session.commit()
-    return NewSubmission(submission.id, run.id, queue, RunStatus.PENDING, mode=mode, priority=int(priority))
+    return NewSubmission(submission.id, run.id, queue, RunStatus.PENDING, mode=mode, priority=int(priority),
+                         public_id=submission.public_id)  # fmt: skip
 
 
 def new_seed_salt() -> str:
@@ -131,10 +141,15 @@ def submission_detail(session: Session, *, submission_id: int, team_id: int | No
     return SubmissionDetail(
         submission=_summary(*row),
         files=[FileInfo(*f) for f in files],
-        runs=run_views(session, runs, team_view=team_id is not None),
+        runs=_numbered(run_views(session, runs, team_view=team_id is not None)),
         scored_run_id=submission.scored_run_id,
         queue=queue_place(session, run=live, now=now or utcnow()) if live is not None else None,
     )
+
+
+def _numbered(runs: list[RunView]) -> list[RunView]:
+    """The runs (newest first) with their `number`: the oldest shown is 1."""
+    return [replace(run, number=len(runs) - i) for i, run in enumerate(runs)]
 
 
 def submission_sources(
@@ -226,4 +241,5 @@ def _summary(s: Submission, team_name: str, problem: str) -> SubmissionSummary:
         score=None if s.mode is RunMode.TEST else s.score,  # a test run has no score (rows stored before: 0.0)
         sha256=s.sha256, file_count=s.file_count, total_bytes=s.total_bytes, created_at=s.created_at,
         disqualified_at=s.disqualified_at, disqualify_reason=s.disqualify_reason, mode=s.mode,
+        public_id=s.public_id,
     )  # fmt: skip

@@ -138,6 +138,7 @@ class NewSubmission:
     status: RunStatus
     mode: RunMode = RunMode.RANKED
     priority: int = 6  # on the queue, lower first (api.store.modes.QueuePriority)
+    public_id: str = ""  # what the team sees (api/store/public_ids.py)
 
     @property
     def dispatch(self) -> RunDispatch:
@@ -178,6 +179,7 @@ class SubmissionSummary:
     disqualified_at: datetime | None
     disqualify_reason: str | None
     mode: RunMode = RunMode.RANKED
+    public_id: str = ""  # what teams see and pass instead of `id` (api/store/public_ids.py)
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,9 @@ class RunView:
     # "" when calm. Such a score is marked and stays out of a final ranking until re-timed.
     disturbed: str = ""
     timing_attempts: int = 1
+    # The run's place among its submission's runs as the viewer sees them, oldest 1: what a team sees
+    # instead of `id`, which counts every team's runs (docs/security.md, "Submission ids").
+    number: int = 0
 
 
 @dataclass(frozen=True)

@@ -45,3 +45,19 @@ def upload(client: Any, headers: dict[str, str], *, problem: str = "add_mul_relu
     parts = [("files", (name, content, "text/x-c++src")) for name, content in (files or [("kernel.cpp", KERNEL)])]
     return client.post("/api/v1/submissions", headers=headers, data={"problem": problem, "backend": backend},
                        files=parts)  # fmt: skip
+
+
+def stored_id(session: Any, public_id: str) -> int:
+    """The database id of the submission a team's answer names by its public id (store functions take it)."""
+    from api.store.submission_refs import submission_id_of  # noqa: PLC0415 - keeps this module's imports light
+
+    return submission_id_of(session, public_id)
+
+
+def judge_run_id(session: Any, public_id: str) -> int:
+    """The database id of the first (judge) run of the submission a team's answer names by its public id."""
+    from sqlalchemy import func, select  # noqa: PLC0415
+
+    from api.store.models import Run  # noqa: PLC0415
+
+    return int(session.scalar(select(func.min(Run.id)).where(Run.submission_id == stored_id(session, public_id))))

@@ -246,8 +246,10 @@ class TestOutOfRange:
 
     def test_cursors_and_filters_past_the_columns_are_refused(self, client: TestClient, contest: Contest) -> None:
         for huge in HUGE:
-            for url, who in ((f"/api/v1/submissions?before_id={huge}", "alpha"),
-                             (f"/api/v1/admin/competitions/cup/submissions?before_id={huge}", "admin"),
+            # A team pages by a submission's public id: a number names nothing (404, with the reason).
+            response = client.get(f"/api/v1/submissions?before_id={huge}", headers=contest.auth("alpha"))
+            assert response.status_code == 404 and "not by a number" in _detail(response)
+            for url, who in ((f"/api/v1/admin/competitions/cup/submissions?before_id={huge}", "admin"),
                              (f"/api/v1/admin/competitions/cup/submissions?team_id={huge}", "admin"),
                              (f"/api/v1/admin/audit?before_id={huge}", "admin")):  # fmt: skip
                 items = _items(client.get(url, headers=contest.auth(who)))
@@ -435,7 +437,7 @@ class TestPagesAnswerBadInputWithPages:
         _page(pages.get("/c/cup?hall=abc"), 400, "hall: Input should be a valid boolean")
         _page(pages.get("/c/cup?view=bogus"), 400, "view: String should match")
         _log_in(pages, contest, settings, "admin")
-        _page(pages.get("/s/abc"), 404, "there is no page at /s/abc")
+        _page(pages.get("/s/abc"), 404, "no submission abc")
         for huge in HUGE:
             _page(pages.get(f"/s/{huge}"), 404, f"no submission {huge}")
             _page(pages.get(f"/s/{huge}/timeline.frag"), 404, f"no submission {huge}")

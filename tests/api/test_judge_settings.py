@@ -20,7 +20,7 @@ from api.store.judge_settings import apply_judge_settings, host_extra
 from judge.backends import Backend
 from judge.results import CaseResult
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
-from tests.api.helpers import result, upload
+from tests.api.helpers import judge_run_id, result, upload
 from tests.api.judging import open_quotas
 
 
@@ -53,7 +53,7 @@ def test_organisers_set_the_clock_and_each_claimed_run_carries_it(
         open_quotas(session, contest, clock)
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
-        claimed = claim_run(session, run_id=created["run_id"], worker="w", now=clock.now)
+        claimed = claim_run(session, run_id=judge_run_id(session, created["id"]), worker="w", now=clock.now)
     assert claimed is not None and claimed.judge_settings == {"npu_timing": "device", "npu_max_launches": "1"}
 
 
@@ -82,8 +82,9 @@ def test_the_clock_is_on_the_report_its_json_and_the_csv(
         open_quotas(session, contest, clock)
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
-        claim_run(session, run_id=created["run_id"], worker="w", now=clock.now)
-        finish_run(session, run_id=created["run_id"], result=_device_timed_result(), worker_info={}, now=clock.now)
+        run_id = judge_run_id(session, created["id"])
+        claim_run(session, run_id=run_id, worker="w", now=clock.now)
+        finish_run(session, run_id=run_id, result=_device_timed_result(), worker_info={}, now=clock.now)
     team = contest.auth("alpha")
     (run,) = client.get(created["status_url"], headers=team).json()["runs"]
     assert run["timing"]["timing"] == "device" and run["timing"]["max_launches"] == "1"

@@ -12,7 +12,7 @@ from api.store import Database, QueuePriority, claim_run, finish_run, runs_to_di
 from judge.backends import CaseSet
 from judge.modes import RunMode
 from tests.api.conftest import Clock, Contest
-from tests.api.helpers import KERNEL, result
+from tests.api.helpers import KERNEL, judge_run_id, result
 
 
 class PriorityDispatcher:
@@ -84,9 +84,10 @@ def test_only_ranked_runs_count_on_the_board_and_every_row_says_its_mode(
         created = submit(client, contest, team, mode).json()
         ids[team] = created["id"]
         with database.session() as session:
-            claim_run(session, run_id=created["run_id"], worker="w", now=clock.now)
+            run_id = judge_run_id(session, created["id"])
+            claim_run(session, run_id=run_id, worker="w", now=clock.now)
             outcome = result(benchmarks={"b1": 0.5 if team == "alpha" else 1.0})
-            finish_run(session, run_id=created["run_id"], result=outcome, worker_info={}, now=clock.now)
+            finish_run(session, run_id=run_id, result=outcome, worker_info={}, now=clock.now)
     board = client.get(f"/api/v1/competitions/{contest.slug}/leaderboard").json()
     ranked = {row["team_name"]: row for row in board["rows"] if row["rank"] is not None}
     # alpha's benchmark run was twice as fast, and still does not rank, nor set r*_c: bravo's entry is the

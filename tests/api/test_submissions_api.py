@@ -14,7 +14,7 @@ from api.store import Database, RunStatus, claim_run, finish_run, row_counts, su
 from api.store.models import Competition
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest, DownDispatcher, RecordingDispatcher
-from tests.api.helpers import KERNEL, result, upload
+from tests.api.helpers import KERNEL, judge_run_id, result, stored_id, upload
 
 
 def test_upload_stores_the_files_then_enqueues_a_run(
@@ -26,9 +26,10 @@ def test_upload_stores_the_files_then_enqueues_a_run(
     body = response.json()
     assert body["status"] == "queued" and body["queued"] is True
     assert body["status_url"] == f"/api/v1/submissions/{body['id']}"
-    assert dispatcher.sent == [(body["run_id"], "judge.cpu")]
     with database.session() as session:
-        assert submission_sources(session, submission_id=body["id"]) == [("kernel.cpp", KERNEL), ("util.h", header)]
+        assert dispatcher.sent == [(judge_run_id(session, body["id"]), "judge.cpu")]
+        assert submission_sources(session, submission_id=stored_id(session, body["id"])) == [
+            ("kernel.cpp", KERNEL), ("util.h", header)]  # fmt: skip
     detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
     assert detail["submission"]["status"] == "queued"
     assert [f["name"] for f in detail["files"]] == ["kernel.cpp", "util.h"]
@@ -40,8 +41,9 @@ def test_a_team_reads_its_results_and_never_another_teams(
 ) -> None:
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
-        claim_run(session, run_id=created["run_id"], worker="w1")
-        finish_run(session, run_id=created["run_id"], result=result(benchmarks={"b1": 0.5}, private={"p1": 0.7}),
+        run_id = judge_run_id(session, created["id"])
+        claim_run(session, run_id=run_id, worker="w1")
+        finish_run(session, run_id=run_id, result=result(benchmarks={"b1": 0.5}, private={"p1": 0.7}),
                    worker_info={"device": "cpu0"})  # fmt: skip
     mine = client.get(created["status_url"], headers=contest.auth("alpha")).json()
     run = mine["runs"][0]
@@ -92,7 +94,8 @@ def test_broker_down_still_accepts_and_dispatches_later(
     with database.session() as session:
         assert dispatch_pending(session, back, min_age_s=3600, now=clock.now).queued == []
         report = dispatch_pending(session, back, min_age_s=0, now=clock.now)
-        assert report.queued == [body["run_id"]] and back.sent == [(body["run_id"], "judge.cpu")]
+        run_id = judge_run_id(session, body["id"])
+        assert report.queued == [run_id] and back.sent == [(run_id, "judge.cpu")]
         assert row_counts(session)["runs"] == 1
     with TestClient(create_app(settings, back, database=database, clock=clock, pages=False)) as client:
         detail = client.get(body["status_url"], headers=contest.auth("alpha")).json()
@@ -112,8 +115,9 @@ def test_a_team_sees_one_pass_or_fail_for_the_private_set_until_the_final_rankin
     on its size (issue 32 item 2). Organisers keep the detail; teams get it after publication."""
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
-        claim_run(session, run_id=created["run_id"], worker="w1")
-        finish_run(session, run_id=created["run_id"], worker_info={},
+        run_id = judge_run_id(session, created["id"])
+        claim_run(session, run_id=run_id, worker="w1")
+        finish_run(session, run_id=run_id, worker_info={},
                    result=result(verdict=Verdict.WA, benchmarks={"b1": 0.5}, private={"p1": 0.7, "p2": 0.6},
                                  failed=("p2",)))  # fmt: skip
 
@@ -139,7 +143,8 @@ def test_a_test_run_has_no_score_in_any_list_even_one_stored_as_0(
     failed = result(verdict=Verdict.WA, failed=("t1",))
     failed.score = 0.0
     with database.session() as session:
-        claim_run(session, run_id=created["run_id"], worker="w1")
-        finish_run(session, run_id=created["run_id"], result=failed, worker_info={})
+        run_id = judge_run_id(session, created["id"])
+        claim_run(session, run_id=run_id, worker="w1")
+        finish_run(session, run_id=run_id, result=failed, worker_info={})
     listed = client.get("/api/v1/submissions", headers=contest.auth("alpha")).json()
     assert [(s["mode"], s["verdict"], s["score"]) for s in listed] == [("test", "WA", None)]

@@ -14,7 +14,7 @@ from api.store import claim_run, finish_run
 from judge.profiling import unavailable
 from judge.profiling.cpu import WORKED_SHARE, _Probe, threads_section
 from judge.threadprofile import ThreadTime
-from tests.api.helpers import result
+from tests.api.helpers import judge_run_id, result
 from tests.e2e.conftest_pages import (
     AMR_BASELINE,
     AppClient,
@@ -60,8 +60,9 @@ def test_the_run_route_serves_public_profiles_only(app_client: AppClient) -> Non
     # A profile of a private case would be a judge's bug; the store still never serves it.
     outcome.profiles = [_threads_profile("b01_4m_f32"), _threads_profile("p01_3m_f32")]
     with database.session() as session:
-        claim_run(session, run_id=created["run_id"], worker="w")
-        assert finish_run(session, run_id=created["run_id"], result=outcome, worker_info={})
+        run_id = judge_run_id(session, created["id"])
+        claim_run(session, run_id=run_id, worker="w")
+        assert finish_run(session, run_id=run_id, result=outcome, worker_info={})
     for who in (token, seed.admin_token):
         detail = client.get(f"/api/v1/submissions/{created['id']}", headers={"Authorization": f"Bearer {who}"})
         assert detail.status_code == 200, detail.text

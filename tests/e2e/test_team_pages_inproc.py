@@ -11,7 +11,7 @@ import pytest
 
 from api.pages.report import kernel_output_view
 from api.store import claim_run, finish_run
-from tests.api.helpers import result
+from tests.api.helpers import judge_run_id, result
 from tests.e2e.conftest_pages import AMR_BASELINE, AppClient, in_process_app, log_in_client
 
 
@@ -50,9 +50,10 @@ def test_equal_scores_are_marked_as_a_tie(app_client: AppClient) -> None:
     for team in ("alpha", "bravo"):
         created = upload(client, seed.team_tokens[team], "ranked")
         with database.session() as session:
-            claim_run(session, run_id=created["run_id"], worker="w")
+            run_id = judge_run_id(session, created["id"])
+            claim_run(session, run_id=run_id, worker="w")
             outcome = result(benchmarks={"b01_4m_f32": 0.9, "b02_4m_bf16": 0.9})
-            finish_run(session, run_id=created["run_id"], result=outcome, worker_info={})
+            finish_run(session, run_id=run_id, result=outcome, worker_info={})
     board = client.get("/c/demo").text
     assert board.count("tie: earlier first") == 2
 
@@ -84,8 +85,9 @@ def test_the_pass_rule_and_the_report_explain_their_terms(app_client: AppClient)
     assert table.count("</th>") == 4  # the row label and the three dtypes: the table is as wide as that
     created = upload(client, seed.team_tokens["alpha"], "test")
     with database.session() as session:
-        assert claim_run(session, run_id=created["run_id"], worker="w") is not None
-        finish_run(session, run_id=created["run_id"], result=result(), worker_info={})
+        run_id = judge_run_id(session, created["id"])
+        assert claim_run(session, run_id=run_id, worker="w") is not None
+        finish_run(session, run_id=run_id, result=result(), worker_info={})
     log_in_client(client, seed.team_tokens["alpha"])
     report = client.get(f"/s/{created['id']}").text
     assert 'id="cases-legend"' in report and "mean relative error" in report
