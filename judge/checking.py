@@ -7,7 +7,13 @@ flat chunks, so checking a large output never needs more than a few chunk-sized 
 
 from __future__ import annotations
 
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, wait
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -52,62 +58,173 @@ def error_stats(x: torch.Tensor, truth: torch.Tensor, *, floor: float, rtol: flo
     `floor` is the dtype's MERE floor (|G| below it is left out of MERE and MARE);
     `rtol`/`atol` define the mixed tolerance whose share is reported for information.
     """
-    if x.numel() != truth.numel():
-        raise ValueError(f"shape mismatch: {tuple(x.shape)} vs {tuple(truth.shape)}")
-    flat_x = x.detach().reshape(-1)
+    return error_stats_many([x], truth, floor=floor, rtol=rtol, atol=atol)[0]
+
+
+def error_stats_many(xs: Sequence[torch.Tensor], truth: torch.Tensor, *, floor: float, rtol: float,
+                     atol: float) -> list[ErrorStats]:
+    """`error_stats` of each of `xs` against the same G (a pass rule's X and its reference R), in one
+    pass over G: what depends on G alone (|G|, the mixed bound, the floor's mask) is made once a chunk.
+    Inside `beside(run)` the later half of the chunks runs on `run`'s thread; the figures are folded
+    in chunk order either way, so they are the same bits."""
+    for x in xs:
+        if x.numel() != truth.numel():
+            raise ValueError(f"shape mismatch: {tuple(x.shape)} vs {tuple(truth.shape)}")
     flat_g = truth.detach().reshape(-1)
-    count = flat_x.numel()
-    nan = inf = within = rel_count = 0
+    flats = [x.detach().reshape(-1) for x in xs]
+    count = flat_g.numel()
+    starts = range(0, count, chunk_elements(flats[0] if flats else flat_g))
+
+    def chunks(part: range) -> list[tuple[float, list[_Part]]]:
+        return [_chunk(flats, flat_g, start, start + starts.step, floor, rtol, atol) for start in part]
+
+    run = _BESIDE.get()
+    if run is None or len(starts) < 2:
+        parts = chunks(starts)
+    else:
+        half = len(starts) // 2
+        later = run(chunks, starts[half:])
+        try:
+            parts = chunks(starts[:half])
+        except BaseException:
+            wait([later])  # nothing of the check may run on after it
+            raise
+        parts += later.result()
+    max_truth = 0.0
+    tallies = [_Tally() for _ in xs]
+    for chunk_truth, results in parts:
+        max_truth = max(max_truth, chunk_truth)
+        for tally, result in zip(tallies, results, strict=True):
+            tally.add(result)
+    return [t.stats(count, max_truth) for t in tallies]
+
+
+# A way to run a function on another thread with one torch thread (the oracle's checker gives its
+# own, judge/checker.py): the chunks of a metric are then split between two cores.
+RunBeside = Callable[..., "Future[Any]"]
+_BESIDE: ContextVar[RunBeside | None] = ContextVar("opjudge_checking_beside", default=None)
+
+
+@contextlib.contextmanager
+def beside(run: RunBeside | None) -> Iterator[None]:
+    """`error_stats_many` in this context runs half its chunks through `run` (None: all here)."""
+    token = _BESIDE.set(run)
+    try:
+        yield
+    finally:
+        _BESIDE.reset(token)
+
+
+@dataclass
+class _Part:
+    """One X's figures over one chunk."""
+
+    nan: int = 0
+    inf: int = 0
     first_bad: int | None = None
-    max_abs = rel_sum = rel_max = max_truth = 0.0
-    # Few passes over each chunk and temporaries reused in place: a check is on the judge's clock
-    # between timed calls, and a float64 pass over a large output costs milliseconds.
-    step = chunk_elements(flat_x)
-    for start in range(0, count, step):
-        xs = flat_x[start : start + step]
-        gs = flat_g[start : start + step].to(torch.float64)
+    max_abs: float = 0.0
+    within: int = 0
+    rel_count: int = 0
+    rel_sum: float = 0.0
+    rel_max: float = 0.0
+
+
+def _chunk(flats: list[torch.Tensor], flat_g: torch.Tensor, start: int, stop: int, floor: float, rtol: float,
+           atol: float) -> tuple[float, list[_Part]]:
+    """max |G| over the chunk and each X's figures there. Few passes over each chunk and temporaries
+    reused in place: a check is on the judge's clock between timed calls, and a float64 pass over a
+    large output costs milliseconds."""
+    gs = flat_g[start:stop].to(torch.float64)
+    abs_g = gs.abs()
+    chunk_truth = float(abs_g.max())
+    bound = abs_g.mul(rtol).add_(atol)
+    big = abs_g >= floor
+    big_count = int(big.sum())
+    denominator = abs_g.add_(REL_EPS)  # |G| + eps for the ratios; abs_g is not read again
+    # With G finite, a finite largest error means X is finite too (NaN and Inf both carry into it):
+    # the masks of isfinite, three passes, only where something is not.
+    truth_finite = math.isfinite(chunk_truth)
+    parts = []
+    for flat in flats:
+        xs = flat[start:stop]
         n = xs.numel()
-        finite = torch.isfinite(xs)
-        all_finite = bool(finite.all())
-        if not all_finite:
-            chunk_nan = int(torch.isnan(xs).sum())
-            nan += chunk_nan
-            inf += n - int(finite.sum()) - chunk_nan
-            if first_bad is None:
-                first_bad = start + int((~finite).nonzero()[0, 0])
-        abs_g = gs.abs()
-        max_truth = max(max_truth, float(abs_g.max()))
+        part = _Part()
         err = (xs - gs).abs_()  # float64 by type promotion (gs is), a new tensor either way
-        if not all_finite:
-            # NaN/Inf elements are reported by count; they must not turn every other number into NaN.
-            err.masked_fill_(~finite, 0.0)
-        max_abs = max(max_abs, float(err.max()))
-        inside = err <= abs_g.mul(rtol).add_(atol)
-        within += int((inside & finite).sum() if not all_finite else inside.sum())
+        part.max_abs = float(err.max())
+        finite: torch.Tensor | None = None
+        if not (truth_finite and math.isfinite(part.max_abs)):
+            finite = torch.isfinite(xs)
+            if bool(finite.all()):
+                finite = None
+            else:
+                part.nan = int(torch.isnan(xs).sum())
+                part.inf = n - int(finite.sum()) - part.nan
+                part.first_bad = start + int((~finite).nonzero()[0, 0])
+                # NaN/Inf elements are reported by count; they must not turn every other number into NaN.
+                err.masked_fill_(~finite, 0.0)
+                part.max_abs = float(err.max())
+        inside = err <= bound
+        part.within = int((inside & finite).sum() if finite is not None else inside.sum())
         # Relative errors over finite elements only: NaN/Inf are already failures and counted above,
         # and an infinite MERE would not survive the JSON report.
-        big = abs_g >= floor
-        if not all_finite:
-            big &= finite
-        big_count = int(big.sum())
-        if big_count:
-            rel = err.div_(abs_g.add_(REL_EPS))  # err and abs_g are not read again
-            if big_count < n:
-                rel.masked_fill_(~big, 0.0)  # every ratio is >= 0: the zeros change neither sum nor max
-            rel_count += big_count
-            rel_sum += float(rel.sum())
-            rel_max = max(rel_max, float(rel.max()))
-    return ErrorStats(
-        count=count,
-        nan=nan,
-        inf=inf,
-        max_abs_err=max_abs,
-        mere=rel_sum / rel_count if rel_count else 0.0,
-        mare=rel_max,
-        within_mixed_tol=within / count if count else 1.0,
-        max_abs_truth=max_truth,
-        first_nonfinite=first_bad,
-    )
+        seen, part.rel_count = big, big_count
+        if finite is not None:
+            seen = big & finite
+            part.rel_count = int(seen.sum())
+        if part.rel_count:
+            rel = err.div_(denominator)  # err is not read again
+            if part.rel_count < n:
+                rel.masked_fill_(~seen, 0.0)  # every ratio is >= 0: the zeros change neither sum nor max
+            part.rel_sum, part.rel_max = float(rel.sum()), float(rel.max())
+        parts.append(part)
+    return chunk_truth, parts
+
+
+class _Tally:
+    """One X's running figures, folded chunk by chunk in order."""
+
+    def __init__(self) -> None:
+        self.nan = self.inf = self.within = self.rel_count = 0
+        self.first_bad: int | None = None
+        self.max_abs = self.rel_sum = self.rel_max = 0.0
+
+    def add(self, part: _Part) -> None:
+        self.nan += part.nan
+        self.inf += part.inf
+        if self.first_bad is None:
+            self.first_bad = part.first_bad
+        self.max_abs = max(self.max_abs, part.max_abs)
+        self.within += part.within
+        if part.rel_count:
+            self.rel_count += part.rel_count
+            self.rel_sum += part.rel_sum
+            self.rel_max = max(self.rel_max, part.rel_max)
+
+    def stats(self, count: int, max_truth: float) -> ErrorStats:
+        return ErrorStats(
+            count=count,
+            nan=self.nan,
+            inf=self.inf,
+            max_abs_err=self.max_abs,
+            mere=self.rel_sum / self.rel_count if self.rel_count else 0.0,
+            mare=self.rel_max,
+            within_mixed_tol=self.within / count if count else 1.0,
+            max_abs_truth=max_truth,
+            first_nonfinite=self.first_bad,
+        )
+
+
+def max_abs_finite(tensor: torch.Tensor) -> float:
+    """max |t| over t's finite elements (0 when there are none): one pass with no temporary where
+    all are finite (the usual G), a masked copy only where some are not."""
+    if tensor.numel() == 0:
+        return 0.0
+    low, high = torch.aminmax(tensor.detach())
+    scale = max(-float(low), float(high))
+    if math.isfinite(scale):
+        return scale
+    finite = tensor[torch.isfinite(tensor)]
+    return float(finite.abs().max()) if finite.numel() else 0.0
 
 
 NAN_FILL_NOTE = "the judge fills every output with NaN before each call: an element never written stays NaN"

@@ -107,3 +107,39 @@ def test_the_metrics_equal_the_plain_formulas(monkeypatch, dtype: torch.dtype, s
         else:
             assert getattr(got, name) == value, name
     assert got.count == 4500 and got.finite is (not spoil)
+
+
+def test_metrics_of_several_outputs_and_beside_a_thread_are_the_same_bits(monkeypatch) -> None:
+    """error_stats_many (X and R against one G) equals error_stats of each; inside `beside` the later
+    half of the chunks runs on the given thread and the figures, folded in chunk order, do not move."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(checking, "_CPU_CHUNK", 1000)
+    gen = torch.Generator().manual_seed(11)
+    truth = torch.randn(9500, generator=gen, dtype=torch.float64)
+    truth[[3, 7000]] = torch.tensor([float("nan"), float("inf")], dtype=torch.float64)  # G not finite too
+    x = (truth + torch.randn(9500, generator=gen, dtype=torch.float64) * 0.01).to(torch.bfloat16)
+    x[[17, 5200, 8999]] = torch.tensor([float("nan"), float("inf"), -float("inf")], dtype=torch.bfloat16)
+    r = (truth * 1.001).to(torch.bfloat16)
+    clean = truth.nan_to_num(posinf=1.0)
+    options = dict(floor=0.5, rtol=0.003, atol=0.002)
+    for g in (truth, clean):
+        alone = [error_stats(x, g, **options), error_stats(r, g, **options)]
+        assert checking.error_stats_many([x, r], g, **options) == alone
+        ran: list[range] = []
+        with ThreadPoolExecutor(1) as pool:
+
+            def run(function, part, ran=ran, pool=pool):  # type: ignore[no-untyped-def]
+                ran.append(part)
+                return pool.submit(function, part)
+
+            with checking.beside(run):
+                assert checking.error_stats_many([x, r], g, **options) == alone
+        assert ran == [range(5000, 9500, 1000)]  # the later 5 of 10 chunks
+
+
+def test_the_largest_finite_magnitude() -> None:
+    assert checking.max_abs_finite(torch.tensor([1.0, -3.5, 2.0], dtype=torch.float64)) == 3.5
+    assert checking.max_abs_finite(torch.tensor([1.0, float("nan"), -2.0, float("inf")])) == 2.0
+    assert checking.max_abs_finite(torch.tensor([float("nan"), -float("inf")])) == 0.0
+    assert checking.max_abs_finite(torch.zeros(0)) == 0.0
