@@ -11,12 +11,13 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from judge.checking import beside
 from judge.fingerprint import fingerprint
 from judge.problem import Case, Problem, make_inputs
 from judge.results import OutputCheck
@@ -85,11 +86,17 @@ class OracleChecker:
         self.oracle_seconds = 0.0  # the worker's time in the oracle that no call of the child overlapped
         self._ahead: tuple[tuple[str, object, int], Future[tuple[dict[str, Any], Any]]] | None = None
         self._pool: ThreadPoolExecutor | None = None
+        # R beside G, a thread each (`_truth`): a check runs while both children are idle between
+        # calls (judge/idle_watch.py holds them to it), so a one-thread oracle leaves a core unused.
+        self._side: ThreadPoolExecutor | None = None
+        if oracle_device == "cpu" and self.oracle_threads == 1 and len(os.sched_getaffinity(0)) > 1:
+            self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opjudge-reference")
 
     def prefetch(self, case: Case, seed: int, *, cacheable: bool) -> None:
         """Start the call's inputs and truth in a worker thread, to run while the child makes the same
-        call: for untimed calls only (the correctness stage), whose time is nobody's score. `check`
-        of the same case and seed then waits for it; torch's kernels release the GIL, so on a host of
+        call: for untimed calls only (the correctness stage), whose time is nobody's score; or once a
+        timed call has ended, beside the fetch of its outputs (judge/timing_phase.py). `check` of
+        the same case and seed then waits for it; torch's kernels release the GIL, so on a host of
         two cores or more the oracle runs beside the call and its 150 ms look for late writes."""
         if self.oracle_device != "cpu" or self.generation_device != "cpu":
             return  # a device's memory holds the child's buffers now; its oracle waits for the call
@@ -107,6 +114,9 @@ class OracleChecker:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self._side is not None:
+            self._side.shutdown(wait=True)
+            self._side = None
 
     def _prefetched(self, case: Case, seed: int) -> Any | None:
         """The truth `prefetch` made for this call (its inputs kept as the last ones), or None."""
@@ -156,7 +166,9 @@ class OracleChecker:
         # The pass rule runs where the oracle does: on a GPU host a benchmark case's outputs hold
         # ~10^8 elements, which the worker's CPU compares in tens of seconds, the GPU in a blink.
         outputs, oracle, reference = (_to(self.oracle_device, t) for t in (outputs, oracle, reference))
-        with _torch_threads(self.oracle_threads):  # as the oracle: two threads on a busy 2-core host crawl
+        # One torch thread, as the oracle (two threads on a busy 2-core host crawl); where there is a
+        # side thread, half of each metric's chunks run there (judge/checking.py, `beside`).
+        with _torch_threads(self.oracle_threads), beside(self._run_beside()):
             checks = self.module.check(case, outputs, oracle, reference)
         failed = [name for name, c in checks.items() if not c.passed]
         if failed:
@@ -164,18 +176,44 @@ class OracleChecker:
             return CallCheck(Verdict.WA, f"case {case.name}: output {failed[0]} is wrong: {first.reason}", checks)
         return CallCheck(Verdict.AC, "", checks)
 
+    def _run_beside(self) -> Any:
+        """How the pass rule's metrics put half their chunks on the side thread (None: no side thread)."""
+        side = self._side
+        if side is None:
+            return None
+        return lambda function, *args: side.submit(_on_one_thread, function, *args)
+
     def _truth(self, case: Case, seed: int, inputs: dict[str, Any], cacheable: bool) -> tuple[Any, Any]:
         def compute() -> tuple[Any, Any]:
             moved = {k: v.to(self.oracle_device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+            side = self._side
             with _torch_threads(self.oracle_threads):
                 # Left where they were computed: the check runs there too, and the cache stores CPU copies.
-                return self.module.oracle(case, moved), self.module.reference(case, moved)
+                if side is None:
+                    return self.module.oracle(case, moved), self.module.reference(case, moved)
+                # One torch thread each, so G and R are the very bits they are in sequence; both
+                # are done before the check returns, so nothing runs on into the next timed call.
+                reference = side.submit(_on_one_thread, self.module.reference, case, moved)
+                try:
+                    oracle = self.module.oracle(case, moved)
+                except BaseException:
+                    wait([reference])
+                    raise
+                return oracle, reference.result()
 
         if not cacheable or self.cache is None:
             return compute()
         key = [self.problem.slug, self.problem.definition_hash, case.name, case.dtype,
                json.dumps(case.params, sort_keys=True), list(case.flags), seed]
         return self.cache.get_or_compute(key, compute)
+
+
+def _on_one_thread(function: Any, *args: Any) -> Any:
+    """`function` on one torch thread, in a pool thread of the checker's own. torch's setting is the
+    calling thread's under OpenMP (MKL's is the process's: the caller holds it at one meanwhile), and
+    this thread does nothing else, so it is left at one."""
+    torch.set_num_threads(1)
+    return function(*args)
 
 
 @contextlib.contextmanager

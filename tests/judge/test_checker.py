@@ -86,3 +86,80 @@ def test_a_prefetched_truth_is_the_one_checked_and_only_for_its_own_call(monkeyp
     on_device = OracleChecker(problem, oracle_device="cuda")
     on_device.prefetch(case, 7, cacheable=False)
     assert on_device._pool is None and on_device._ahead is None
+
+
+def _sfag_call(case_name: str, seed: int):  # type: ignore[no-untyped-def]
+    problem = load_problem("sparse_flash_attention_grad")
+    case = next(c for c in problem.cases_for(Backend.CPU) if c.name == case_name)
+    inputs = make_inputs(problem.module, case, seed, "cpu")
+    digests = {k: fingerprint(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+    outcome = CallOutcome(rc=0, elapsed_ns=1, digest_before=digests, digest_after=digests, new_threads=0,
+                          late_writes=[])
+    return problem, case, inputs, outcome
+
+
+def test_r_runs_beside_g_on_one_thread_each_and_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-thread CPU oracle on a host of two cores or more: R on the checker's side thread while G runs
+    on the calling one (both children are idle during a check), each with one torch thread."""
+    import threading
+
+    problem, case, inputs, outcome = _sfag_call("t02_mode0_small_k_bs16", 5)  # bfloat16: G and R
+    module = problem.module
+    real_oracle, real_reference = module.oracle, module.reference
+    want_g, want_r = real_oracle(case, inputs), real_reference(case, inputs)
+    seen: dict[str, tuple[int, int]] = {}
+
+    def oracle(case, inputs):  # type: ignore[no-untyped-def]
+        seen["G"] = (threading.get_ident(), torch.get_num_threads())
+        return real_oracle(case, inputs)
+
+    def reference(case, inputs):  # type: ignore[no-untyped-def]
+        seen["R"] = (threading.get_ident(), torch.get_num_threads())
+        return real_reference(case, inputs)
+
+    monkeypatch.setattr(module, "oracle", oracle)
+    monkeypatch.setattr(module, "reference", reference)
+    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0, 1})
+    before = torch.get_num_threads()
+    checker = OracleChecker(problem, oracle_threads=1)
+    try:
+        g, r = checker._truth(case, 5, inputs, cacheable=False)
+        assert seen["G"] == (threading.get_ident(), 1) and seen["R"][1] == 1
+        assert seen["R"][0] != threading.get_ident()
+        assert all(torch.equal(g[k], want_g[k]) for k in want_g) and all(torch.equal(r[k], want_r[k]) for k in want_r)
+        assert checker.check(case, 5, outcome, want_r, cacheable=False).verdict is Verdict.AC
+        assert torch.get_num_threads() == before
+    finally:
+        checker.close()
+    # One core, or an oracle given several threads: G then R on the calling thread, as before.
+    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0})
+    alone = OracleChecker(problem, oracle_threads=1)
+    alone._truth(case, 5, inputs, cacheable=False)
+    assert alone._side is None and seen["R"][0] == threading.get_ident()
+    assert OracleChecker(problem, oracle_threads=2)._side is None
+
+
+def test_a_failing_oracle_waits_for_the_reference_beside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of a check may run on into the next timed call: G's error leaves only once R is done."""
+    import time
+
+    problem, case, inputs, _ = _sfag_call("t02_mode0_small_k_bs16", 5)
+    finished: list[bool] = []
+
+    def reference(case, inputs):  # type: ignore[no-untyped-def]
+        time.sleep(0.2)
+        finished.append(True)
+
+    def oracle(case, inputs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("oracle failed")
+
+    monkeypatch.setattr(problem.module, "oracle", oracle)
+    monkeypatch.setattr(problem.module, "reference", reference)
+    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0, 1})
+    checker = OracleChecker(problem, oracle_threads=1)
+    try:
+        with pytest.raises(RuntimeError, match="oracle failed"):
+            checker._truth(case, 5, inputs, cacheable=False)
+        assert finished == [True]
+    finally:
+        checker.close()
