@@ -52,6 +52,7 @@ class TimingPhase:
         baseline, checker, timeout_s = self.baseline, self.checker, self.host.limits.call_time_limit_s
 
         def check_baseline(case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+            checker.prefetch(case, seed, cacheable=False)  # beside the fetch: the call is over (`verify`)
             outputs = baseline.fetch_outputs(timeout_s)
             # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
             return checker.check(case, seed, outcome, outputs, cacheable=False, after_kernel=False)
@@ -64,6 +65,9 @@ class TimingPhase:
                     session.meter_cpu = True
 
     def verify(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
+        # The call has ended: the worker's inputs and truth are made while the child sends its outputs,
+        # and `check` waits for them, so nothing of the check runs on into the next timed call.
+        self.checker.prefetch(case, seed, cacheable=False)
         outputs = self.session.fetch_outputs(self.host.limits.call_time_limit_s)
         return self.checker.check(case, seed, outcome, outputs, cacheable=False,
                                   after_kernel=self.session.kernel_calls > 1)

@@ -437,6 +437,9 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
             return {}
 
     class Checker:
+        def prefetch(self, case, seed, *, cacheable):
+            pass
+
         def check(self, case, seed, outcome, outputs, **kwargs):
             return CallCheck(Verdict.AC)
 
@@ -479,3 +482,51 @@ def test_the_submissions_overhead_cap_follows_the_baselines_own_spread():
     assert quiet.overheads()[SUBMISSION] == quiet.overheads()[BASELINE] + OVERHEAD_SLACK_NS
     loaded = Series(empties={SUBMISSION: [400_000] * 20, BASELINE: [100_000 * (1 + i % 5) for i in range(20)]})
     assert loaded.overheads()[SUBMISSION] == 400_000  # within the baseline's own spread
+
+
+def test_a_checks_truth_is_started_before_the_outputs_are_fetched_and_waited_for_by_the_check(tmp_path):
+    """judge/timing_phase.py: once a call has ended, the worker's inputs and truth are made while the child
+    sends its outputs (the submission's checked calls and the baseline's first call of a case alike)."""
+    from judge.backends import CaseSet
+    from judge.checker import CallCheck
+    from judge.host import HostConfig
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.runner.session import CallOutcome
+    from judge.timing_phase import TimingPhase
+    from judge.verdict import Verdict
+
+    steps: list[tuple[str, object]] = []
+
+    class Session:
+        kernel_calls = 2
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def fetch_outputs(self, timeout_s):
+            steps.append(("fetch", self.name))
+            return {"y": self.name}
+
+    class Baseline(Session):
+        def __init__(self) -> None:
+            super().__init__("baseline")
+            self.session = None
+
+    class Checker:
+        def prefetch(self, case, seed, *, cacheable):
+            steps.append(("prefetch", seed))
+            assert cacheable is False  # a timed call's fresh inputs are never cached
+
+        def check(self, case, seed, outcome, outputs, **kwargs):
+            steps.append(("check", (seed, outputs["y"])))
+            return CallCheck(Verdict.AC)
+
+    phase = TimingPhase(Session("submission"), Baseline(), Checker(),
+                        HostConfig(work_root=tmp_path, limits=Limits()), {}, False)
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    outcome = CallOutcome(rc=0, elapsed_ns=1, digest_before={}, digest_after={}, new_threads=0, late_writes=[])
+    assert phase.verify(case, 11, outcome).verdict is Verdict.AC
+    assert phase.verify_baseline(case, 12, outcome).verdict is Verdict.AC
+    assert steps == [("prefetch", 11), ("fetch", "submission"), ("check", (11, "submission")),
+                     ("prefetch", 12), ("fetch", "baseline"), ("check", (12, "baseline"))]
