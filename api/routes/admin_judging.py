@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from api.deps import AdminDep, DatabaseDep, DispatcherDep, NowDep, SessionDep, SettingsDep, WriteSessionDep
 from api.dispatch import DispatchReport, dispatch_pending, dispatch_runs, queue_for
-from api.schemas.bounds import IdFilter, SubmissionId
+from api.schemas.bounds import IdFilter, SubmissionRef
 from api.schemas.judging import (
     AuditPublic,
     DisqualifyCreate,
@@ -42,6 +42,7 @@ from api.store import (
     start_reproductions,
 )
 from api.store.disturbed import list_disturbed
+from api.store.submission_refs import submission_id_of
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 
@@ -64,24 +65,28 @@ def rejudge_runs(
     now: NowDep,
 ) -> RunsAccepted:
     """Rejudge a submission, a team's submissions or a problem's; earlier results count until then."""
+    submission_id = submission_id_of(session, body.submission_id) if body.submission_id is not None else None
     runs = rejudge(session, competition=slug, actor=admin, now=now, queue_of=lambda b: queue_for(b, settings),
-                   submission_id=body.submission_id, team_id=body.team_id, problem=body.problem)  # fmt: skip
+                   submission_id=submission_id, team_id=body.team_id, problem=body.problem)  # fmt: skip
     return _accepted([r.run_id for r in runs], dispatch_runs(session, dispatcher, runs, now=now))
 
 
 @router.post("/submissions/{submission_id}/disqualify", response_model=SubmissionAdminPublic)
 def disqualify(
-    submission_id: SubmissionId, body: DisqualifyCreate, admin: AdminDep, session: SessionDep, now: NowDep
+    submission_id: SubmissionRef, body: DisqualifyCreate, admin: AdminDep, session: SessionDep, now: NowDep
 ) -> SubmissionAdminPublic:
-    """Disqualify a submission: kept and shown, never ranked; the reason is recorded."""
-    found = disqualify_submission(session, submission_id=submission_id, reason=body.reason, actor=admin, now=now)
+    """Disqualify a submission (by its database or public id): kept and shown, never ranked; the reason is
+    recorded."""
+    found = disqualify_submission(session, submission_id=submission_id_of(session, submission_id),
+                                  reason=body.reason, actor=admin, now=now)  # fmt: skip
     return SubmissionAdminPublic.model_validate(found)
 
 
 @router.delete("/submissions/{submission_id}/disqualify", response_model=SubmissionAdminPublic)
-def reinstate(submission_id: SubmissionId, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionAdminPublic:
+def reinstate(submission_id: SubmissionRef, admin: AdminDep, session: SessionDep, now: NowDep) -> SubmissionAdminPublic:
     """Undo a disqualification."""
-    found = disqualify_submission(session, submission_id=submission_id, reason=None, actor=admin, now=now)
+    found = disqualify_submission(session, submission_id=submission_id_of(session, submission_id), reason=None,
+                                  actor=admin, now=now)  # fmt: skip
     return SubmissionAdminPublic.model_validate(found)
 
 

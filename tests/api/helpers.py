@@ -47,11 +47,16 @@ def upload(client: Any, headers: dict[str, str], *, problem: str = "add_mul_relu
                        files=parts)  # fmt: skip
 
 
+
 def stored_id(session: Any, public_id: str) -> int:
-    """The database id of the submission a team's answer names by its public id (store functions take it)."""
+    """The database id of the submission a team's answer names by its public id (store functions take it).
+
+    Ends the read (a rollback: call it with nothing uncommitted), so SQLite lets the app write next."""
     from api.store.submission_refs import submission_id_of  # noqa: PLC0415 - keeps this module's imports light
 
-    return submission_id_of(session, public_id)
+    found = submission_id_of(session, public_id)
+    session.rollback()
+    return found
 
 
 def judge_run_id(session: Any, public_id: str) -> int:
@@ -60,4 +65,15 @@ def judge_run_id(session: Any, public_id: str) -> int:
 
     from api.store.models import Run  # noqa: PLC0415
 
-    return int(session.scalar(select(func.min(Run.id)).where(Run.submission_id == stored_id(session, public_id))))
+    found = int(session.scalar(select(func.min(Run.id)).where(Run.submission_id == stored_id(session, public_id))))
+    session.rollback()
+    return found
+
+
+def public_id(session: Any, submission_id: int) -> str:
+    """The public id teams see for the submission stored under `submission_id` (ends the read, as above)."""
+    from api.store.models import Submission  # noqa: PLC0415
+
+    found = str(session.get_one(Submission, submission_id).public_id)
+    session.rollback()
+    return found

@@ -16,6 +16,7 @@ from api.cli import build_app
 from api.client.http import OpjudgeClient
 from api.store import Session, disqualify_submission, leaderboard
 from tests.api.conftest import START, Clock, Contest
+from tests.api.helpers import public_id
 from tests.api.judging import judged, open_quotas
 
 
@@ -40,8 +41,10 @@ def _ranks(session: Session, contest: Contest, team: str, *, final: bool) -> int
     return row.submission_ids["add_mul_relu"]
 
 
-def _choose(client: TestClient, contest: Contest, ids: list[int], team: str = "alpha") -> Any:
-    return client.put("/api/v1/finals", headers=contest.auth(team), json={"submission_ids": ids})
+def _choose(client: TestClient, session: Session, contest: Contest, ids: list[int], team: str = "alpha") -> Any:
+    """PUT the finals, naming the submissions by their public ids as a team does."""
+    return client.put("/api/v1/finals", headers=contest.auth(team),
+                      json={"submission_ids": [public_id(session, i) for i in ids]})  # fmt: skip
 
 
 def test_the_final_takes_the_best_of_the_chosen_and_the_latest_until_then(
@@ -54,29 +57,30 @@ def test_the_final_takes_the_best_of_the_chosen_and_the_latest_until_then(
     bravo = judged(session, contest, clock, "bravo", benchmarks={"b1": 0.6}, private={"p1": 0.6})
     assert _ranks(session, contest, "alpha", final=True) == latest  # nothing chosen: the latest counts
 
-    chosen = _choose(client, contest, [slow, good])
+    chosen = _choose(client, session, contest, [slow, good])
     assert chosen.status_code == 200, chosen.text
     # Which of the two the final ranking takes is a private result: the answer names the marked set
     # only (issue 32 item 1), until the final ranking is published.
-    assert set(chosen.json()["chosen"]) == {slow, good} and chosen.json()["counting"] == {}
+    assert set(chosen.json()["chosen"]) == {public_id(session, slow), public_id(session, good)}
+    assert chosen.json()["counting"] == {}
     assert _ranks(session, contest, "alpha", final=True) == good  # the best of the two on the private set
     assert _ranks(session, contest, "alpha", final=False) == latest  # the public board ranks the latest
 
     disqualify_submission(session, submission_id=good, reason="reads the timer", actor=None, now=clock.now)
     assert _ranks(session, contest, "alpha", final=True) == slow  # the other final
-    assert _choose(client, contest, []).status_code == 200
+    assert _choose(client, session, contest, []).status_code == 200
     assert _ranks(session, contest, "alpha", final=True) == latest
 
-    too_many = _choose(client, contest, [slow, latest, good])
+    too_many = _choose(client, session, contest, [slow, latest, good])
     assert too_many.status_code == 422 and "disqualified" in too_many.json()["detail"]
     three = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.7}, private={"p1": 0.7})
-    over = _choose(client, contest, [slow, latest, three])
+    over = _choose(client, session, contest, [slow, latest, three])
     assert over.status_code == 422 and "at most 2 finals per problem" in over.json()["detail"]
-    others = _choose(client, contest, [bravo])
+    others = _choose(client, session, contest, [bravo])
     assert others.status_code == 404 and "among your team's submissions" in others.json()["detail"]
 
     clock.now = START + timedelta(days=1)
-    closed = _choose(client, contest, [slow])
+    closed = _choose(client, session, contest, [slow])
     assert closed.status_code == 403 and "until the window ended" in closed.json()["detail"]
 
 
@@ -85,7 +89,7 @@ def test_no_finals_to_choose_unless_the_competition_ranks_chosen(
 ) -> None:
     open_quotas(session, contest, clock)
     one = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5}, private={"p1": 0.5})
-    refused = _choose(client, contest, [one])
+    refused = _choose(client, session, contest, [one])
     assert refused.status_code == 422 and "no finals to choose" in refused.json()["detail"]
     bad = client.patch(f"/api/v1/admin/competitions/{contest.slug}", headers=contest.auth("admin"),
                        json={"finals_limit": 0})  # fmt: skip
@@ -107,7 +111,7 @@ def test_the_cli_shows_and_chooses_finals(
     shown = runner.invoke(build_app(), ["finals", "show", *args])  # type: ignore[arg-type]
     assert shown.exit_code == 0, shown.output
     assert "latest submission per problem counts" in shown.output
-    done = runner.invoke(build_app(), ["finals", "choose", str(first), *args])  # type: ignore[arg-type]
+    done = runner.invoke(build_app(), ["finals", "choose", public_id(session, first), *args])  # type: ignore[arg-type]
     assert done.exit_code == 0, done.output
     assert _ranks(session, contest, "alpha", final=True) == first
     refused = runner.invoke(build_app(), ["finals", "choose", "999999", *args])  # type: ignore[arg-type]
@@ -122,10 +126,11 @@ def test_the_finals_answer_is_no_oracle_on_the_private_cases(
     open_quotas(session, contest, clock, ranked_by="chosen", finals_limit=2)
     public_winner = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5}, private={"p1": 0.9})
     private_winner = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.9}, private={"p1": 0.15})
-    answer = _choose(client, contest, [public_winner, private_winner]).json()
-    assert private_winner not in answer["counting"].values()
+    answer = _choose(client, session, contest, [public_winner, private_winner]).json()
+    assert public_id(session, private_winner) not in answer["counting"].values()
     shown = client.get("/api/v1/finals", headers=contest.auth("alpha")).json()
-    assert shown["counting"] == {} and set(shown["chosen"]) == {public_winner, private_winner}
+    assert shown["counting"] == {}
+    assert set(shown["chosen"]) == {public_id(session, public_winner), public_id(session, private_winner)}
 
     open_quotas(session, contest, clock, ranked_by="best", finals_limit=2)  # no marking needed under best
     best = client.get("/api/v1/finals", headers=contest.auth("alpha")).json()

@@ -15,7 +15,7 @@ from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
 from api.store import Database, claim_run, finish_run, leaderboard
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
-from tests.api.helpers import result
+from tests.api.helpers import public_id, result
 from tests.api.judging import judged, open_quotas
 
 REASON = "load average 5.82 on 2 CPUs; the baseline's calls spread by 76.5 %"
@@ -35,6 +35,7 @@ def test_a_disturbed_run_is_marked_and_left_out_of_the_final_ranking(
         shaky = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5}, private={"p1": 0.5},
                        disturbed=REASON)
         judged(session, contest, clock, "bravo", benchmarks={"b1": 0.9}, private={"p1": 0.9})
+        shaky_public = public_id(session, shaky)  # what the team sees and passes
         public = {r.team_name: r for r in leaderboard(session, competition=contest.slug).rows}
         final = {r.team_name: r for r in leaderboard(session, competition=contest.slug, final=True).rows}
     # The public board shows it, marked; the final ranking leaves it out until it is re-timed.
@@ -43,7 +44,7 @@ def test_a_disturbed_run_is_marked_and_left_out_of_the_final_ranking(
     assert final["bravo"].rank == 1
 
     admin, team = contest.auth("admin"), contest.auth("alpha")
-    (run,) = client.get(f"/api/v1/submissions/{shaky}", headers=team).json()["runs"]
+    (run,) = client.get(f"/api/v1/submissions/{shaky_public}", headers=team).json()["runs"]
     assert run["disturbed"] == REASON and run["timing_attempts"] == 3
     board = client.get(f"/api/v1/competitions/{contest.slug}/leaderboard").json()
     assert {r["team_name"]: r["disturbed"] for r in board["rows"] if not r["is_baseline"]}["alpha"] == REASON
@@ -55,7 +56,7 @@ def test_a_disturbed_run_is_marked_and_left_out_of_the_final_ranking(
         assert {r["team"]: r["disturbed"] for r in rows}["alpha"] == REASON, kind
 
     pages.cookies.set(TOKEN_COOKIE, contest.tokens["alpha"])
-    report = pages.get(f"/s/{shaky}").text
+    report = pages.get(f"/s/{shaky_public}").text
     assert 'id="disturbed"' in report and "through all 3 timing attempts" in report
     board_page = pages.get(f"/c/{contest.slug}")
     assert board_page.status_code == 200 and '<span class="tag disturbed"' in board_page.text

@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 from api.store import Session, disqualify_submission, set_finalists
 from tests.api.conftest import Clock, Contest
-from tests.api.helpers import KERNEL
+from tests.api.helpers import KERNEL, public_id
 from tests.api.judging import judged, open_quotas
 
 
@@ -25,8 +25,9 @@ def test_a_reviewer_reads_unranked_and_disqualified_submissions_of_a_finalist(
                         headers=contest.auth("reviewer"))  # fmt: skip
     assert listed.status_code == 200, listed.text
     marks = {s["submission"]["id"]: s["ranked"] for s in listed.json()}
-    assert marks == {latest: True, cheat: False, first: False}
-    assert next(s for s in listed.json() if s["submission"]["id"] == cheat)["submission"]["disqualify_reason"]
+    named = {i: public_id(session, i) for i in (first, cheat, latest)}  # answers name them by public id
+    assert marks == {named[latest]: True, named[cheat]: False, named[first]: False}
+    assert next(s for s in listed.json() if s["submission"]["id"] == named[cheat])["submission"]["disqualify_reason"]
     for submission_id in (first, cheat, latest):
         sources = client.get(f"/api/v1/submissions/{submission_id}/sources", headers=contest.auth("reviewer"))
         assert sources.status_code == 200 and sources.json()[0]["content"] == KERNEL.decode()

@@ -9,8 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.settings import Settings
+from api.store import Session
 from tests.api.conftest import Clock, Contest
-from tests.api.helpers import KERNEL, upload
+from tests.api.helpers import KERNEL, stored_id, upload
 from workers.context import WorkerContext
 from workers.organiser_jobs import run_organiser_job
 from workers.settings import WorkerSettings
@@ -33,11 +34,11 @@ def worker(settings: Settings, tmp_path: Path) -> Iterator[WorkerContext]:
 
 
 def test_a_reaudit_lists_what_todays_policy_refuses(
-    client: TestClient, contest: Contest, clock: Clock, worker: WorkerContext
+    client: TestClient, contest: Contest, clock: Clock, worker: WorkerContext, session: Session
 ) -> None:
-    clean = upload(client, contest.auth("alpha"), files=[("kernel.cpp", KERNEL)]).json()["id"]
+    clean = stored_id(session, upload(client, contest.auth("alpha"), files=[("kernel.cpp", KERNEL)]).json()["id"])
     clock.advance(120)
-    bad = upload(client, contest.auth("bravo"), files=[("kernel.cpp", SYSTEM)]).json()["id"]
+    bad = stored_id(session, upload(client, contest.auth("bravo"), files=[("kernel.cpp", SYSTEM)]).json()["id"])
     admin = contest.auth("admin")
     started = client.post("/api/v1/admin/competitions/cup/reaudit", headers=admin, json={})
     assert started.status_code == 202, started.text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -14,7 +15,7 @@ from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
 from api.store import Database, Session, leaderboard
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
-from tests.api.helpers import upload
+from tests.api.helpers import public_id, stored_id, upload
 from tests.api.judging import judged, open_quotas
 from tests.api.test_organiser_jobs_api import SYSTEM, worker_context
 from workers.organiser_jobs import run_organiser_job
@@ -39,18 +40,21 @@ def test_a_team_ticks_its_finals_on_the_page(
     good = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.5}, private={"p1": 0.5})
     latest = judged(session, contest, clock, "alpha", benchmarks={"b1": 0.8}, private={"p1": 0.8})
     csrf = _as(pages, settings, contest, "alpha")
+    good_id, latest_id = public_id(session, good), public_id(session, latest)  # what the team sees
     assert 'href="/team/finals"' in pages.get("/team").text
     page = pages.get("/team/finals")
-    assert page.status_code == 200 and f'id="final-{good}"' in page.text
+    assert page.status_code == 200 and f'id="final-{good_id}"' in page.text
     assert "your latest submission counts" in page.text
-    saved = pages.post("/team/finals", data={"csrf": csrf, "submission_ids": [str(good)]})
+    saved = pages.post("/team/finals", data={"csrf": csrf, "submission_ids": [good_id]})
     assert saved.status_code == 200 and 'id="finals-saved"' in saved.text
     board = leaderboard(session, competition=contest.slug, final=True)
     session.rollback()
     assert next(r for r in board.rows if r.team_name == "alpha").submission_ids["add_mul_relu"] == good
-    refused = pages.post("/team/finals", data={"csrf": csrf, "submission_ids": [str(good), str(latest)]})
+    refused = pages.post("/team/finals", data={"csrf": csrf, "submission_ids": [good_id, latest_id]})
     assert refused.status_code == 422 and "at most 1 finals per problem" in refused.text
-    assert pages.post("/team/finals", data={"csrf": "forged", "submission_ids": [str(latest)]}).status_code == 403
+    assert pages.post("/team/finals", data={"csrf": "forged", "submission_ids": [latest_id]}).status_code == 403
+    numbered = pages.post("/team/finals", data={"csrf": csrf, "submission_ids": [str(good)]})
+    assert numbered.status_code == 404 and "not by a number" in html.unescape(numbered.text)
 
 
 def test_the_organisers_page_confirms_an_early_publish_and_recomputes(
@@ -82,9 +86,9 @@ def test_the_organisers_page_confirms_an_early_publish_and_recomputes(
 
 
 def test_the_reaudit_page_starts_a_job_and_lists_its_refusals(
-    pages: TestClient, settings: Settings, contest: Contest, tmp_path: Path
+    pages: TestClient, settings: Settings, contest: Contest, tmp_path: Path, session: Session
 ) -> None:
-    bad = upload(pages, contest.auth("bravo"), files=[("kernel.cpp", SYSTEM)]).json()["id"]
+    bad = stored_id(session, upload(pages, contest.auth("bravo"), files=[("kernel.cpp", SYSTEM)]).json()["id"])
     csrf = _as(pages, settings, contest, "admin")
     started = pages.post("/admin/c/cup/reaudit", data={"csrf": csrf}, follow_redirects=False)
     assert started.status_code == 303 and "note=" in started.headers["location"]  # the test dispatcher keeps it

@@ -15,12 +15,12 @@ from tests.api.judging import open_quotas
 def test_position_follows_priority_then_age_and_the_wait_comes_from_recent_runs(
     client: TestClient, contest: Contest, database: Database, clock: Clock
 ) -> None:
-    def make(team: str, mode: RunMode) -> tuple[int, int]:
+    def make(team: str, mode: RunMode) -> tuple[str, int]:
         with database.session() as session:
             made = create_submission(session, team_id=contest.team_ids[team], problem="add_mul_relu",
                                      backend=Backend.CPU, files=[("kernel.cpp", KERNEL)], queue="judge.cpu",
                                      now=clock.now, mode=mode)  # fmt: skip
-        return made.submission_id, made.run_id
+        return made.public_id, made.run_id  # teams name a submission by its public id
 
     with database.session() as session:
         open_quotas(session, contest, clock, mode_quotas={"test": {"min_interval_s": 0}})
@@ -35,7 +35,7 @@ def test_position_follows_priority_then_age_and_the_wait_comes_from_recent_runs(
     ranked = [make("alpha", RunMode.RANKED), make("bravo", RunMode.RANKED)]
     test_sub, _ = make("alpha", RunMode.TEST)
 
-    def place(submission_id: int, team: str) -> dict:
+    def place(submission_id: str, team: str) -> dict:
         return client.get(f"/api/v1/submissions/{submission_id}", headers=contest.auth(team)).json()["queue"]
 
     assert place(test_sub, "alpha")["position"] == 1  # the test run goes before both ranked runs

@@ -13,6 +13,7 @@ from api.settings import Settings
 from api.store import Database, list_audit
 from api.store.models import Submission
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
+from tests.api.helpers import stored_id
 from tests.api.test_organiser_jobs_api import worker_context
 from tests.api.test_organiser_pages import _as
 from tests.workers.test_similarity import INDEPENDENT, ORIGINAL, RENAMED
@@ -37,10 +38,10 @@ def _upload_judged(pages: TestClient, database: Database, contest: Contest, cloc
     assert answer.status_code == 202, answer.text
     clock.advance(120)
     with database.session() as session:  # as if judged: machine review reads judged submissions
-        row = session.get_one(Submission, answer.json()["id"])
+        row = session.get_one(Submission, stored_id(session, answer.json()["id"]))
         row.verdict, row.score = "AC", 100.0
         session.commit()
-    return answer.json()["id"]
+        return row.id  # the organisers' pages name it by its database id
 
 
 def test_pairs_side_by_side_and_a_decision_per_pair(
