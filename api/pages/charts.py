@@ -16,8 +16,13 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from api.pages.chart_labels import Box, place_labels, text_box, text_width
+
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 62, 18, 14, 42
+FONT, LABEL_FONT = 12, 13  # px: a chart's text, and a point's name (.chart text and .chart .lbl in the CSS)
+MARKER = 5  # a point's radius
+LEGEND_ROW = 17  # the roofline's legend of numbered points: its rows' height
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,11 @@ class _LogScale:
 
 
 def _num(value: float) -> str:
-    """Axis labels: 0.01, 0.1, 1, 10, 100, 1k, 10k, 1M."""
+    """Axis labels: 1e-3, 0.01, 0.1, 1, 10, 100, 1k, 10k, 1M, 1G, 1e12 (at most five characters)."""
+    if value < 0.01 or value >= 1e12:
+        return f"{value:.0e}".replace("e-0", "e-").replace("e+", "e")
+    if value >= 1e9:
+        return f"{value / 1e9:g}G"
     if value >= 1e6:
         return f"{value / 1e6:g}M"
     if value >= 1e3:
@@ -59,8 +68,8 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
-def _svg(body: list[str], label: str) -> Markup:
-    head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" '
+def _svg(body: list[str], label: str, height: int = HEIGHT) -> Markup:
+    head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(label)}" '
             'xmlns="http://www.w3.org/2000/svg">')  # fmt: skip
     return Markup(head + "".join(body) + "</svg>")
 
@@ -79,6 +88,7 @@ def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak
     x = _LogScale(min(xs) / 4, max(xs) * 4, LEFT, WIDTH - RIGHT)
     y = _LogScale(min(ys) / 4, max(ys) * 2, HEIGHT - BOTTOM, TOP)
     body = _axes(x, y, "arithmetic intensity (FLOP/byte)", "GFLOP/s")
+    roof_labels: list[Box] = []  # the point labels keep clear of these
     x0, x1 = 10.0**x.low, 10.0**x.high
     if roof_bw:
         # The bandwidth roof y = bw * intensity, clipped by the compute roof when there is one.
@@ -89,42 +99,66 @@ def roofline_svg(points: list[RooflinePoint], *, peak_gflops: float | None, peak
         x_start = y_start / roof_bw
         body.append(f'<line class="{css}" x1="{x(x_start):.1f}" y1="{y(y_start):.1f}" '
                     f'x2="{x(end):.1f}" y2="{y(min(roof_bw * end, 10.0**y.high)):.1f}"/>')  # fmt: skip
-        what = "peak bandwidth" if peak_gbps else "best measured bandwidth"
-        body.append(f'<text x="{LEFT + 6}" y="{TOP + 12}">{what}: {roof_bw:.1f} GB/s</text>')
+        what = f"{'peak bandwidth' if peak_gbps else 'best measured bandwidth'}: {roof_bw:.1f} GB/s"
+        body.append(f'<text class="roof-lbl" x="{LEFT + 6}" y="{TOP + 12}">{what}</text>')
+        roof_labels.append(text_box(LEFT + 6, TOP + 12, what, FONT))
     if peak_gflops:
         start = (peak_gflops / roof_bw) if roof_bw else x0
         body.append(f'<line class="roof" x1="{x(max(start, x0)):.1f}" y1="{y(peak_gflops):.1f}" '
                     f'x2="{x(x1):.1f}" y2="{y(peak_gflops):.1f}"/>')  # fmt: skip
-        body.append(f'<text x="{WIDTH - RIGHT - 4}" y="{y(peak_gflops) - 6:.1f}" text-anchor="end">'
-                    f'peak {_num(peak_gflops)} GFLOP/s</text>')  # fmt: skip
-    label_ys = spread_labels([y(p.gflops) + 4 for p in points], low=TOP + 10, high=HEIGHT - BOTTOM - 2)
-    for i, p in enumerate(points):
-        px, py = x(p.intensity), y(p.gflops)
+        what = f"peak {_num(peak_gflops)} GFLOP/s"
+        body.append(f'<text class="roof-lbl" x="{WIDTH - RIGHT - 4}" y="{y(peak_gflops) - 6:.1f}" '
+                    f'text-anchor="end">{what}</text>')  # fmt: skip
+        roof_labels.append(text_box(WIDTH - RIGHT - 4, y(peak_gflops) - 6, what, FONT, "end"))
+    at = [(x(p.intensity), y(p.gflops)) for p in points]
+    for i, (p, (px, py)) in enumerate(zip(points, at, strict=True)):
         share = f", {100 * p.gflops / peak_gflops:.2g}% of peak" if peak_gflops else ""
         tip = f"{p.label}: {p.gflops:.3g} GFLOP/s at {p.intensity:.3g} FLOP/byte{share}"
-        body.append(f'<circle class="pt{" alt" if i % 2 else ""}" cx="{px:.1f}" cy="{py:.1f}" r="5">'
+        body.append(f'<circle class="pt{" alt" if i % 2 else ""}" cx="{px:.1f}" cy="{py:.1f}" r="{MARKER}">'
                     f'<title>{escape(tip)}</title></circle>')  # fmt: skip
-        # Labels right of the point, or left of it in the right half, so none runs off the plot.
-        right = px < (LEFT + WIDTH - RIGHT) / 2
-        anchor = "start" if right else "end"
-        body.append(f'<text class="lbl" x="{px + 8 if right else px - 8:.1f}" y="{label_ys[i]:.1f}" '
-                    f'text-anchor="{anchor}">{escape(p.label)}</text>')  # fmt: skip
-    return _svg(body, "roofline: achieved GFLOP/s per case against the device's roofs")
+    labels, (legend, rows) = _point_labels(at, [p.label for p in points], roof_labels)
+    return _svg(body + labels + legend, "roofline: achieved GFLOP/s per case against the device's roofs",
+                height=HEIGHT + (LEGEND_ROW * rows + 4 if rows else 0))
 
 
-def spread_labels(ys: list[float], *, low: float, high: float, gap: float = 13.0) -> list[float]:
-    """Label baselines near `ys`, at least `gap` apart and within [low, high], in the input's order."""
-    order = sorted(range(len(ys)), key=lambda i: ys[i])
-    placed: dict[int, float] = {}
-    last = low - gap
-    for i in order:
-        placed[i] = max(ys[i], last + gap, low)
-        last = placed[i]
-    overflow = last - high
-    if overflow > 0:  # pushed past the bottom: shift the stack up, keeping the gaps
-        for i in order:
-            placed[i] = max(low, placed[i] - overflow)
-    return [placed[i] for i in range(len(ys))]
+def _point_labels(at: list[tuple[float, float]], names: list[str],
+                  obstacles: list[Box]) -> tuple[list[str], tuple[list[str], int]]:
+    """Each point's name beside it (a leader line when it had to move off); where names crowd too much
+    for one to fit, a number instead, and a legend of those numbers below the axis title."""
+    area = Box(LEFT + 2, TOP, WIDTH - RIGHT, HEIGHT - BOTTOM - 2)
+    named = place_labels(at, names, size=LABEL_FONT, area=area, obstacles=obstacles, marker=MARKER + 1, reach=40)
+    keyed = [i for i, spot in enumerate(named) if spot is None]
+    keys = {i: str(n) for n, i in enumerate(keyed, start=1)}
+    taken = obstacles + [text_box(s.x, s.baseline, names[i], LABEL_FONT) for i, s in enumerate(named) if s]
+    key_spots = place_labels([at[i] for i in keyed], [keys[i] for i in keyed], size=LABEL_FONT, area=area,
+                             obstacles=taken, marker=MARKER + 1, reach=90)  # fmt: skip
+    body = []
+    for i, spot in [*enumerate(named), *zip(keyed, key_spots, strict=True)]:
+        if spot is None:  # not even a number fits (points piled on one spot): the legend still names it
+            continue
+        if spot.leader:
+            body.append('<line class="leader" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}"/>'.format(*spot.leader))
+        css, text = ("key", keys[i]) if i in keys else ("lbl", names[i])
+        body.append(f'<text class="{css}" x="{spot.x:.1f}" y="{spot.baseline:.1f}">{escape(text)}</text>')
+    return body, _legend([(keys[i], names[i]) for i in keyed])
+
+
+def _legend(entries: list[tuple[str, str]]) -> tuple[list[str], int]:
+    """Rows of "number name" under the axis title, in as many columns as the longest entry leaves room
+    for, and how many rows; a name wider than the whole plot is cut short (its point's tooltip has it)."""
+    if not entries:
+        return [], 0
+    span = WIDTH - LEFT - RIGHT
+    column = min(span, max(120.0, max(text_width(f"{key} {name}", FONT) for key, name in entries) + 18))
+    columns = int(span // column)
+    body = []
+    for n, (key, name) in enumerate(entries):
+        row, col = divmod(n, columns)
+        while len(name) > 1 and text_width(f"{key} {name}", FONT) > span:
+            name = name[:-2] + "…"
+        body.append(f'<text class="legend" x="{LEFT + col * column:.1f}" y="{HEIGHT + 12 + row * LEGEND_ROW}">'
+                    f'<tspan class="key">{escape(key)}</tspan> {escape(name)}</text>')  # fmt: skip
+    return body, math.ceil(len(entries) / columns)
 
 
 def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) -> Markup:
@@ -162,18 +196,27 @@ def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) 
 
 
 def _axes(x: _LogScale, y: _LogScale, x_label: str, y_label: str) -> list[str]:
+    """Grid, ticks and titles of a log-log plot. A decade's tick is labelled only as often as the labels
+    keep apart; the x ticks' labels sit low enough to clear the lowest y tick's label in the corner."""
     body = []
-    for value in x.decades():
+    decades = x.decades()
+    room = (WIDTH - LEFT - RIGHT) / max(1, len(decades) - 1)
+    every = math.ceil(max(text_width(_num(v), FONT) for v in decades) / max(1.0, room - 6))
+    for n, value in enumerate(decades):
         px = x(value)
         body.append(f'<line class="grid" x1="{px:.1f}" y1="{TOP}" x2="{px:.1f}" y2="{HEIGHT - BOTTOM}"/>')
-        body.append(f'<text x="{px:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_num(value)}</text>')
-    for value in y.decades():
+        if n % every == 0:
+            body.append(f'<text x="{px:.1f}" y="{HEIGHT - BOTTOM + 19}" text-anchor="middle">{_num(value)}</text>')
+    decades = y.decades()
+    every = math.ceil(FONT * 1.4 / ((HEIGHT - TOP - BOTTOM) / max(1, len(decades) - 1)))
+    for n, value in enumerate(decades):
         py = y(value)
         body.append(f'<line class="grid" x1="{LEFT}" y1="{py:.1f}" x2="{WIDTH - RIGHT}" y2="{py:.1f}"/>')
-        body.append(f'<text x="{LEFT - 8}" y="{py + 4:.1f}" text-anchor="end">{_num(value)}</text>')
+        if n % every == 0:
+            body.append(f'<text x="{LEFT - 8}" y="{py + 4:.1f}" text-anchor="end">{_num(value)}</text>')
     body.append(f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}"/>')
     body.append(f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}"/>')
-    body.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">{x_label}</text>')
+    body.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 4}" text-anchor="middle">{x_label}</text>')
     body.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2:.0f}" text-anchor="middle" '
                 f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2:.0f})">{y_label}</text>')  # fmt: skip
     return body

@@ -7,7 +7,8 @@ import re
 from rich.console import Console
 
 from api.client.render import board_table, case_table, queue_line
-from api.pages.charts import RooflinePoint, roofline_svg, spread_labels
+from api.pages.chart_labels import text_box
+from api.pages.charts import LABEL_FONT, RooflinePoint, roofline_svg
 
 CASES = [
     {"name": "t04_ragged_tokens_cut_short", "case_set": "benchmarks", "passed": True, "verdict": "AC",
@@ -69,12 +70,11 @@ def test_the_queue_line_says_place_and_wait() -> None:
 
 
 def test_chart_labels_keep_apart_and_the_roofs_stay_in_the_plot() -> None:
-    assert spread_labels([100, 101, 102], low=20, high=280) == [100, 113, 126]
-    assert spread_labels([275, 276], low=20, high=280) == [267, 280]
     svg = str(roofline_svg([RooflinePoint("b01", 0.25, 5.0), RooflinePoint("b02", 0.26, 5.1)],
                            peak_gflops=2000.0, peak_gbps=50.0, measured_gbps=None))  # fmt: skip
     xs = [float(v) for v in re.findall(r'<line class="roof" x1="([\d.]+)"[^>]* x2="([\d.]+)"', svg)[0]]
     xs += [float(v) for v in re.findall(r'<line class="roof" x1="([\d.]+)"[^>]* x2="([\d.]+)"', svg)[1]]
     assert all(62 <= x <= 640 - 18 for x in xs), xs  # inside LEFT .. WIDTH - RIGHT
-    label_ys = [float(y) for y in re.findall(r'<text class="lbl"[^>]* y="([\d.]+)"', svg)]
-    assert abs(label_ys[0] - label_ys[1]) >= 13
+    labels = re.findall(r'<text class="lbl" x="([\d.]+)" y="([\d.]+)">([^<]+)<', svg)
+    first, second = (text_box(float(x), float(y), text, LABEL_FONT) for x, y, text in labels)
+    assert not first.cuts(second)
