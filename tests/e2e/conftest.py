@@ -102,12 +102,12 @@ class Api:
         return self.call("POST", "/api/v1/submissions", token, data={"problem": problem, "backend": "cpu"},
                          files=[("files", (name, source, "text/x-c++src"))])
 
-    def submission(self, token: str, submission_id: int) -> dict[str, Any]:
+    def submission(self, token: str, submission_id: int | str) -> dict[str, Any]:
         response = self.call("GET", f"/api/v1/submissions/{submission_id}", token)
         response.raise_for_status()
         return dict(response.json())
 
-    def wait_finished(self, token: str, submission_id: int, *, timeout_s: float = 150,
+    def wait_finished(self, token: str, submission_id: int | str, *, timeout_s: float = 150,
                       logs: Sequence[Process] = ()) -> dict[str, Any]:
         def finished() -> dict[str, Any] | None:
             detail = self.submission(token, submission_id)

@@ -59,14 +59,14 @@ class LiveSite:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.request(method, self.base + path, headers=headers, timeout=30, **kwargs)
 
-    def upload(self, token: str, source: Path, *, problem: str = "add_mul_relu") -> int:
-        """Upload one source file as a team; the submission's id."""
+    def upload(self, token: str, source: Path, *, problem: str = "add_mul_relu") -> str:
+        """Upload one source file as a team; the submission's id (its public id, the one teams use)."""
         response = self.call("POST", "/api/v1/submissions", token, data={"problem": problem, "backend": "cpu"},
                              files=[("files", (source.name, source.read_bytes(), "text/x-c++src"))])  # fmt: skip
         assert response.status_code == 202, response.text
-        return int(response.json()["id"])
+        return str(response.json()["id"])
 
-    def wait_judged(self, token: str, submission_id: int, *, timeout_s: float = 240) -> dict[str, Any]:
+    def wait_judged(self, token: str, submission_id: str, *, timeout_s: float = 240) -> dict[str, Any]:
         """The submission's detail once its run has finished (the server's log on a time-out)."""
         def finished() -> dict[str, Any] | None:
             detail = self.call("GET", f"/api/v1/submissions/{submission_id}", token).json()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from api.client.config import ConfigError, config_path, read_config_file, resolve, write_config_file
+from api.store.public_ids import PATTERN
 from tests.e2e.conftest_pages import AMR_BASELINE, AMR_FIXTURES, LiveSite, start_site
 
 OPJUDGE = [sys.executable, "-c", "from api.cli import main; main()"]
@@ -144,7 +145,8 @@ def test_a_compile_error_ends_with_the_log_and_exit_1(site: LiveSite, tmp_path: 
     assert done.returncode == 1, explain(done)
     assert " CE " in done.stdout and "compile error" in done.stdout
     assert "compiler log:" in done.stdout and "expected" in done.stdout and "error" in done.stdout
-    submission_id = done.stdout.split("submission #", 1)[1].split()[0]
+    submission_id = done.stdout.split("submission ", 1)[1].split()[0]
+    assert PATTERN.fullmatch(submission_id), done.stdout  # the public id, not a number that counts uploads
     status = opjudge(["status", submission_id], home=tmp_path, url=site.base, token=token)
     assert status.returncode == 1 and " CE " in status.stdout, explain(status)
 

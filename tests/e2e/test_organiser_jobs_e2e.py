@@ -68,9 +68,8 @@ def test_the_worker_reaudits_and_reviews_what_it_judged(service: tuple[Api, Demo
         api.wait_finished(tokens.teams[team], submission_id, timeout_s=240, logs=processes)
 
     audit = _job(api, tokens.admin, "reaudit", {}, processes)["result"]
-    refused = {r["submission_id"]: r for r in audit["refused"]}
-    assert ids["bravo"] in refused and refused[ids["bravo"]]["team"] == "bravo"
-    assert ids["alpha"] not in refused and ids["charlie"] not in refused
+    # The job names submissions by their database ids (organisers' view); teams' answers by public ids.
+    assert {r["team"] for r in audit["refused"]} == {"bravo"}
 
     review = _job(api, tokens.admin, "similarity", {"threshold": 0.5}, processes)["result"]
     assert review["pairs"] >= 1

@@ -138,13 +138,15 @@ def test_a_team_marks_its_finals(site: LiveSite, written: dict[str, int], page: 
     answer = site.call("PATCH", "/api/v1/admin/competitions/demo", site.tokens.admin,
                        json={"ranked_by": "chosen", "finals_limit": 1})  # fmt: skip
     assert answer.status_code == 200, answer.text
+    listed = site.call("GET", "/api/v1/admin/competitions/demo/submissions", site.tokens.admin).json()
+    public = {s["id"]: s["public_id"] for s in listed}  # the team's page names its submissions by these
     log_in(page, site.base, site.tokens.teams["bravo"])
     page.goto(f"{site.base}/team")
     page.locator(".actions a", has_text="Finals").click()
-    page.check(f"#final-{written['bravo']}")
+    page.check(f"#final-{public[written['bravo']]}")
     page.click("#save-finals")
     expect(page.locator("#finals-saved")).to_contain_text("Saved.")
-    expect(page.locator(f"#final-{written['bravo']}")).to_be_checked()
-    page.check(f"#final-{written['bravo-sv']}")  # a second final for the same problem: over the limit of 1
+    expect(page.locator(f"#final-{public[written['bravo']]}")).to_be_checked()
+    page.check(f"#final-{public[written['bravo-sv']]}")  # a second final, same problem: over the limit of 1
     page.click("#save-finals")
     expect(page.locator(".banner.error")).to_contain_text("at most 1 finals per problem")

@@ -21,6 +21,7 @@ import pytest
 from api.client.stages import run_steps
 from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
 from api.store import create_team
+from api.store.public_ids import PATTERN
 from api.store.types import utcnow
 from tests.e2e.conftest_pages import (
     AMR_FIXTURES,
@@ -342,8 +343,8 @@ def test_a_team_uploads_through_the_page_form(site: LiveSite, seeded: dict[str, 
     page.select_option("#problem", "add_mul_relu")
     page.set_input_files("#submit-form input[type=file]", str(AMR_FIXTURES / "ok_simple.cpp"))
     form.locator("button[type=submit]").click()
-    page.wait_for_url(re.compile(r".*/s/\d+$"))
-    submission_id = int(page.url.rsplit("/", 1)[1])
+    page.wait_for_url(re.compile(rf".*/s/{PATTERN.pattern}$"))  # the public id: no count of others' uploads
+    submission_id = page.url.rsplit("/", 1)[1]
     stored = site.call("GET", f"/api/v1/submissions/{submission_id}", created.json()["token"]["token"])
     assert stored.status_code == 200 and stored.json()["submission"]["problem"] == "add_mul_relu", stored.text
 
@@ -430,7 +431,7 @@ def test_the_team_page_uploads_and_explains_a_refusal(app_client: AppClient) -> 
     assert in_url.status_code == 403
     form["csrf"] = token
     stored = client.post("/team/submit", data=form, files=files, follow_redirects=False)
-    assert stored.status_code == 303 and re.fullmatch(r"/s/\d+", stored.headers["location"])
+    assert stored.status_code == 303 and re.fullmatch(rf"/s/{PATTERN.pattern}", stored.headers["location"])
     report = client.get(stored.headers["location"])
     assert report.status_code == 200 and 'data-live-url="/s/' in report.text  # the timeline follows the run
     # The demo's minimum interval (90 s) refuses the next upload: the team page says why and when.
@@ -455,7 +456,10 @@ def test_organisers_disqualify_reinstate_and_rejudge_from_the_report(
     report = client.get(report_url)
     assert "Organiser actions" in report.text and "Rejudge" in report.text
     token = form_csrf(report.text)
-    submission_id = report_url.rsplit("/", 1)[1]
+    # The team's URL names the submission by its public id; the organisers' forms and lists by its database id.
+    found = re.search(r'action="/admin/s/(\d+)/rejudge"', report.text)
+    assert found is not None and not report_url.endswith(f"/{found.group(1)}")
+    submission_id = found.group(1)
     disqualified = client.post(f"/admin/s/{submission_id}/disqualify", data={"csrf": token, "reason": "copied code"})
     assert disqualified.status_code == 200
     assert "Disqualified" in disqualified.text and "copied code" in disqualified.text

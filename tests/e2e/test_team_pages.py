@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from api.store.public_ids import PATTERN
 from tests.e2e.conftest_pages import AMR_BASELINE, LiveSite, launch_chromium, log_in, start_site
 
 try:
@@ -97,7 +98,7 @@ def test_a_test_run_from_the_form_then_the_countdown_and_a_refusal_explained_in_
     page.select_option("#mode", "test")
     page.set_input_files("#submit-form input[type=file]", str(AMR_BASELINE))
     page.click("#submit-form button[type=submit]")
-    page.wait_for_url(re.compile(r".*/s/\d+$"))
+    page.wait_for_url(re.compile(rf".*/s/{PATTERN.pattern}$"))
     expect(page.locator("#run-mode")).to_have_text("test run")
     expect(page.locator("#mode-note")).to_contain_text("does not count on the board")
     page.goto(f"{site.base}/team")
@@ -204,3 +205,28 @@ def test_links_headers_form_and_a_disqualified_teams_row_read_right(site: LiveSi
     expect(row.locator(".tag.dq")).to_have_text("entries disqualified")
     decoration = row.locator(".name").evaluate("n => getComputedStyle(n).textDecorationLine")
     assert decoration == "none", "the team's name is struck through as if the team were disqualified"
+
+
+def test_the_team_page_names_submissions_by_public_ids_only(site: LiveSite, new_page: Any) -> None:
+    """A team's ids must not count other teams' uploads (docs/security.md, "Submission ids"): the page
+    links the public id, the report shows it, and the database id of the team's own submission is refused."""
+    hotel, india = new_team(site, "hotel"), new_team(site, "india")
+    mine = site.upload(hotel, AMR_BASELINE)
+    site.upload(india, AMR_BASELINE)
+    listed = site.call("GET", "/api/v1/admin/competitions/demo/submissions", site.tokens.admin).json()
+    number = next(s["id"] for s in listed if s["public_id"] == mine)
+    page = new_page()
+    log_in(page, site.base, hotel)
+    page.goto(f"{site.base}/team")
+    link = page.locator("#submissions tbody a")
+    expect(link).to_have_count(1)
+    expect(link).to_have_text(mine)
+    assert PATTERN.fullmatch(mine) and link.get_attribute("href") == f"/s/{mine}"
+    assert not re.search(r"#\d+", page.locator("#submissions").inner_text())
+    link.click()
+    page.wait_for_url(f"{site.base}/s/{mine}")
+    expect(page.locator("#submission-id")).to_have_text(mine)
+    assert not re.search(r"#\d+", page.locator("h1").inner_text())
+    refused = page.goto(f"{site.base}/s/{number}")
+    assert refused is not None and refused.status == 404
+    expect(page.locator("body")).to_contain_text("not by a number")
