@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from api.schemas.base import Create, Public
-from api.schemas.bounds import PlainText, SubmissionId, SubmissionRef, TeamId
+from api.schemas.bounds import PlainText, SubmissionRef, TeamId
 from api.store import RunStatus
 from judge.modes import RunMode
 from judge.verdict import Verdict
@@ -17,7 +17,8 @@ from judge.verdict import Verdict
 class RejudgeCreate(Create):
     """Exactly one of the three."""
 
-    submission_id: SubmissionId | SubmissionRef | None = None  # the database id, or the public id a team sees
+    # The database id, or the public id a team sees; one that names nothing is 404 (api/store/submission_refs.py).
+    submission_id: int | SubmissionRef | None = None
     team_id: TeamId | None = None
     problem: PlainText | None = None
 
