@@ -166,7 +166,11 @@ def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) 
     rates = [(name, rate) for name, rate in rates if rate > 0]
     if not rates:
         return Markup("")
-    label_w = 118
+    # The names' column is as wide as the widest name (a case name such as p01_dsa_d512_mode0 was cut
+    # by a fixed 118), up to a third of the chart; a longer name is shortened, its bar's tooltip whole.
+    widest = WIDTH / 3
+    shown = [_fit(name, LABEL_FONT, widest - 8) for name, _ in rates]
+    label_w = max(118.0, min(widest, max(text_width(name, LABEL_FONT) for name in shown) + 12))
     row_h = max(34, min(60, 200 // len(rates)))
     height = TOP + 10 + BOTTOM + row_h * len(rates)
     top_value = max([r for _, r in rates] + ([peak_gflops] if peak_gflops else [])) * 2
@@ -180,7 +184,8 @@ def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) 
         y = TOP + 10 + i * row_h + 6
         share = f" · {100 * rate / peak_gflops:.2g}% of peak" if peak_gflops else ""
         middle = y + (row_h - 14) / 2 + 4
-        body.append(f'<text class="lbl" x="{label_w - 8}" y="{middle:.1f}" text-anchor="end">{escape(name)}</text>')
+        body.append(f'<text class="lbl" x="{label_w - 8:.1f}" y="{middle:.1f}" '
+                    f'text-anchor="end">{escape(shown[i])}</text>')
         body.append(f'<rect class="pt{" alt" if i % 2 else ""}" x="{label_w}" y="{y}" width="{x(rate) - label_w:.1f}" '
                     f'height="{row_h - 14}" rx="3"><title>{escape(name)}: {rate:.3g} GFLOP/s{share}</title></rect>')
         body.append(f'<text x="{x(rate) + 6:.1f}" y="{middle:.1f}">{rate:.3g}{share}</text>')  # fmt: skip
@@ -193,6 +198,13 @@ def rate_bars_svg(rates: list[tuple[str, float]], *, peak_gflops: float | None) 
     head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
             'aria-label="achieved GFLOP/s per case against the device peak" xmlns="http://www.w3.org/2000/svg">')
     return Markup(head + "".join(body) + "</svg>")
+
+
+def _fit(text: str, size: float, width: float) -> str:
+    """`text`, shortened with an ellipsis until it is at most `width` px wide at `size` px."""
+    while len(text) > 1 and text_width(text, size) > width:
+        text = text[:-2] + "…"
+    return text
 
 
 def _axes(x: _LogScale, y: _LogScale, x_label: str, y_label: str) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from api.pages.chart_labels import Box, Placed, place_labels, text_box, text_width
-from api.pages.charts import HEIGHT, LABEL_FONT, WIDTH, RooflinePoint, roofline_svg
+from api.pages.charts import HEIGHT, LABEL_FONT, WIDTH, RooflinePoint, rate_bars_svg, roofline_svg
 
 AREA = Box(0, 0, 400, 200)
 
@@ -72,3 +72,14 @@ def test_the_roofline_numbers_what_it_cannot_name_and_keeps_every_label_in_the_p
     for i, box in enumerate(placed):
         assert box.within(Box(62, 14, WIDTH - 18, HEIGHT - 42))
         assert not any(box.cuts(other) for other in placed[i + 1:])
+
+
+def test_rate_bars_leave_room_for_long_case_names() -> None:
+    names = ["p01_dsa_d512_mode0", "b03_batch_mode0", "a_case_name_far_too_long_for_any_column_of_the_chart_at_all"]
+    svg = str(rate_bars_svg([(n, 10.0 * (i + 1)) for i, n in enumerate(names)], peak_gflops=None))
+    labels = re.findall(r'<text class="lbl" x="([0-9.]+)" y="[0-9.]+" text-anchor="end">([^<]+)</text>', svg)
+    assert [text for _, text in labels][:2] == names[:2]  # short enough: whole
+    assert labels[2][1].endswith("…") and names[2].startswith(labels[2][1][:-1])  # shortened
+    assert f"<title>{names[2]}: " in svg  # the bar's tooltip keeps the whole name
+    for x, text in labels:  # right-aligned at x: each name starts inside the chart
+        assert float(x) - text_width(text, LABEL_FONT) >= 0
