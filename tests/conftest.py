@@ -58,12 +58,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "sandbox": None if shutil.which("bwrap") else "needs bubblewrap (apt-get install bubblewrap)",
         "postgres": None if os.environ.get("OPJUDGE_TEST_POSTGRES_URL") else "set OPJUDGE_TEST_POSTGRES_URL",
         "redis": None if os.environ.get("OPJUDGE_TEST_REDIS_URL") else "set OPJUDGE_TEST_REDIS_URL",
+        "memcg": _memcg_missing(),
     }
     for item in items:
         for marker, reason in reasons.items():
             # get_closest_marker, not keywords: a folder named like a marker (tests/judge/npu) is no marker.
             if reason and item.get_closest_marker(marker) is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _memcg_missing() -> str | None:
+    """Why this host gives the runner children no memory cgroup, or None. Under CI
+    (OPJUDGE_TEST_REQUIRE_SERVICES=1) never a skip: CI's hosts have one, and a test that needs it fails
+    with the reason instead."""
+    from judge.sandbox.memcg import find_root
+
+    root, reason = find_root()
+    if root is not None or os.environ.get("OPJUDGE_TEST_REQUIRE_SERVICES") == "1":
+        return None
+    return f"no memory cgroup for the runner children here: {reason}"
 
 
 def _npu_available() -> bool:

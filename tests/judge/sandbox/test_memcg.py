@@ -23,6 +23,7 @@ from judge.sandbox import memcg
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.sandbox.select import make_sandbox
 
+pytestmark = pytest.mark.memcg
 LIMITS = SandboxLimits(cpu_time_s=30, max_processes=64, max_file_size_bytes=1 << 30, max_open_files=64)
 # Writes `mib` MiB into a memfd, a MiB at a time, then says so: pages no process limit counts.
 MEMFD = ("import os\nfd = os.memfd_create('hoard')\n"
@@ -34,10 +35,8 @@ TMPFS = "with open('/tmp/hoard', 'wb') as f:\n    for _ in range({mib}): f.write
 @pytest.fixture(scope="module")
 def root() -> memcg.CgroupRoot:
     found, reason = memcg.find_root()
-    if found is None:
-        if os.geteuid() == 0:
-            pytest.fail(f"root could not make a memory cgroup here: {reason}")
-        pytest.skip(f"no memory cgroup for this user: {reason}")
+    if found is None:  # the `memcg` mark skips first where the host has none, but under CI
+        pytest.fail(f"no memory cgroup could be made here: {reason}")
     return found
 
 
