@@ -5,7 +5,7 @@ baseline that computes something else (a vendor operator outside its contract, a
 the baseline kernel) would make that ratio meaningless, so every baseline's outputs are checked
 against the oracle with the same pass rule as a submission's, on its first call of each case. A
 baseline that fails is never used to score: the case is IE, and the worker's log has the reason
-(issue 14, item 3). Which baseline timed a case (the vendor operator or the baseline kernel) is
+(a judge's fault, never the team's). Which baseline timed a case (the vendor operator or the baseline kernel) is
 recorded with the case, for the report and the CSV export.
 """
 

@@ -1,4 +1,4 @@
-"""How loaded the host was while a run was timed, recorded with the result (issue 15, item 3).
+"""How loaded the host was while a run was timed, recorded with the result (docs/rules.md, "Disturbed hosts").
 
 A disturbed host makes ratios noisy but must never turn an honest kernel's run into a verdict
 against it; organisers read these figures to see a run that should be judged again.

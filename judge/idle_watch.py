@@ -1,5 +1,5 @@
 """The submission's process does nothing while the baseline is timed, and no more than the runner's
-own work outside its calls' brackets (issue 31 items 1, 2 and 4).
+own work outside its calls' brackets (docs/security.md, layer 5: work outside the bracket).
 
 The two children share the host: a helper thread the submission leaves running while its main thread
 waits for the next command can stream through memory exactly while the baseline's call is timed, and

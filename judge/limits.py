@@ -46,8 +46,8 @@ class Limits:
     disturbed_backoff_s: float = 15.0
 
 
-# 3.5 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target (issue 15), but a
-# ranked run times the private cases too, and that whole judge is already past issue 2's 60 s
+# 3.5 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target, but a
+# ranked run times the private cases too, and that whole judge is already past its 60 s target
 # (docs/benchmarks.md, "Whole judge": 76.8 s at 4.5 s a case, about 66 s at 3.5 s). More pairs
 # would buy precision (its spread falls as 1 / sqrt(pairs)) at that price.
 CPU_LIMITS = Limits(case_time_budget_s=3.5)

@@ -1,4 +1,5 @@
-"""On-disk cache of oracle (and reference) results (issue 2, item 3), bounded (issue 19).
+"""On-disk cache of oracle (and reference) results (docs/operations.md, "The oracle cache"),
+bounded in size and age so a worker's disk does not fill.
 
 The oracle of a case is a pure function of the problem definition and the case's inputs, and
 those inputs are a pure function of (case, dtype, seed); so a sha256 over all of them names the

@@ -1,4 +1,4 @@
-"""One judge run, stage by stage (docs/rules.md, "Stages of a run")."""
+"""One judge run, stage by stage (docs/rules.md, "What happens to a submission"; docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -293,7 +293,7 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
     except ProtocolViolation as exc:
         result.verdict, result.message = Verdict.SV, f"the result channel was tampered with: {exc}"
         return
-    except SubmissionBrokeRunner as exc:  # never IE once the submission's code has run (issue 16)
+    except SubmissionBrokeRunner as exc:  # never IE once the submission's code has run (docs/security.md, layer 5)
         log.warning("the submission's runner failed after its code ran: %s", exc.detail[-4000:])
         _record_failure(case_results, current or cases[0], Verdict.MLE if exc.memory else Verdict.RE, str(exc))
     except RunnerFailed as exc:

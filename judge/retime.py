@@ -1,4 +1,4 @@
-"""A timing phase on a disturbed host is timed again, and a run that stays disturbed says so (issue 30 item 4).
+"""A disturbed timing phase is timed again, and a run that stays disturbed says so (docs/rules.md, "Disturbed hosts").
 
 `judge/hostload.py` marks a timing phase `disturbed` when the host's load, CPU steal or the baseline's
 own spread say its ratios are less to be trusted. Such a score must not stand silently: the timing

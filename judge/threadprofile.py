@@ -1,4 +1,5 @@
-"""Per-thread CPU accounting of a process, for the CPU profile of a timed case (issue 17 item 4).
+"""Per-thread CPU accounting of a process, for the CPU profile of a timed case
+(docs/user-guide.md, "Reading the profile").
 
 Linux keeps each thread's user and system time in /proc/<pid>/task/<tid>/stat. Read from the
 worker before and after a block of calls of the runner child, the difference is each kernel

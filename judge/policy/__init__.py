@@ -1,4 +1,5 @@
-"""The policy check (docs/rules.md, stage 1; issue 3): refuse what a kernel may not do, and say where.
+"""The policy check: refuse what a kernel may not do, and say where (docs/rules.md, stage 1;
+docs/security.md, layers 1 to 2).
 
 `check_sources` runs before compiling; `check_preprocessed` on what the compiler
 compiled (its preprocessed units), `check_library` on the built library.

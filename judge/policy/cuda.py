@@ -1,4 +1,4 @@
-"""Policy rules of the CUDA track (issue 7): CUDA C++ built by nvcc into one shared library.
+"""Policy rules of the CUDA track: CUDA C++ built by nvcc into one shared library.
 
 On top of the rules every C/C++ backend shares (judge/policy/common.py):
 - no vendor library for the attention itself (cuBLAS, cuBLASLt, cuDNN, cuSPARSE, CUTLASS/CuTe,

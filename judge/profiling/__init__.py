@@ -1,4 +1,4 @@
-"""Profiles of timed cases (issue 17 item 4): the shape every backend's profiler returns.
+"""Profiles of timed cases (docs/profiles.md): the shape every backend's profiler returns.
 
 A profile is taken after timing, from one untimed pass (or from the accounting of calls that were
 already timed), never inside a timed call, and only for public cases. Each backend's profiler

@@ -1,4 +1,4 @@
-"""The seam between the pipeline and each track's profiler (issue 17 item 4).
+"""The seam between the pipeline and each track's profiler (docs/profiles.md).
 
 After the timing phase, for every public timed case that passed, the pipeline builds a
 `ProfileContext` and calls the track's `profile_case(ctx) -> list[ProfileSection]`, found as

@@ -1,4 +1,5 @@
-"""The CPU profile of one timed case: per-thread busy time and hardware counters (issue 17 item 4).
+"""The CPU profile of one timed case: per-thread busy time and hardware counters
+(docs/user-guide.md, "Reading the profile").
 
 An untimed pass after timing calls the warm submission child on the case a few more times
 (never inside a timed call: the timed phase is over). Right before each call's "go" and right

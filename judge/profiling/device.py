@@ -1,4 +1,4 @@
-"""One untimed pass of a public case under a device profiler's command line (issue 17 item 4).
+"""One untimed pass of a public case under a device profiler's command line (docs/profiles.md).
 
 Nsight Compute and msprof op profile a process they start: the pipeline's `ctx.start_runner`
 starts a fresh submission child under the tool's prefix (inside the same sandbox, in a folder of

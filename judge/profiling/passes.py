@@ -1,4 +1,4 @@
-"""The profiled pass of a run: after timing, every public timed case that passed (issue 17 item 4).
+"""The profiled pass of a run: after timing, every public timed case that passed.
 
 Only benchmark and ranked runs time cases, and only their `benchmarks` cases are public: a private
 case is never profiled (its sizes and behaviour are not shown to teams). A profile never changes a

@@ -1,4 +1,4 @@
-"""Counters of a process's threads through perf_event_open(2), opened by the worker (issue 17 item 4).
+"""Counters of a process's threads through perf_event_open(2), opened by the worker.
 
 The runner child is sealed once its libraries are loaded (judge/sandbox/seal.py): it may do nothing
 new, so it never opens a counter itself. The worker opens one counter per event on each of the

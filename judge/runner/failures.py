@@ -1,4 +1,4 @@
-"""Whose failure a runner child's error report is, and what the team is told (issue 16).
+"""Whose failure a runner child's error report is, and what the team is told (docs/security.md, layer 5).
 
 The child reports why it gives up with an "error" message of a `kind` and a free `detail`. Up to
 the moment it says "loading", only the judge's code has run in it, and its detail is the judge's

@@ -1,4 +1,4 @@
-"""Work deferred past the clock: the runner's checks around one call (issue 16, item 1).
+"""Work deferred past the clock: the runner's checks around one call (docs/security.md, layer 5).
 
 A kernel can return at once with its output pages protected (`mprotect`) and compute the real
 outputs in a SIGSEGV handler when the runner first reads them, after the clock stopped. Two
@@ -71,7 +71,7 @@ def spans(tensors: dict[str, torch.Tensor]) -> list[Span]:
 
 # The after-call check reads /proc/self/maps, whose length the kernel controls: a red team split a region
 # into about 60,000 mappings so the read took 130 ms, time its helper thread used to compute the outputs
-# after the call had "returned" (issue 31 item 4). The read stops here, so its cost is bounded, and a
+# after the call had "returned". The read stops here, so its cost is bounded, and a
 # process with more mappings than an honest runner ever has (a few hundred) is tampering in itself.
 MAX_MAPPINGS = 16384
 RUNAWAY_MAPPINGS = f"the process made more than {MAX_MAPPINGS} memory mappings"

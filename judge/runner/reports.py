@@ -1,4 +1,4 @@
-"""What the worker accepts from a runner child's call report (issue 16).
+"""What the worker accepts from a runner child's call report (docs/security.md, layer 5).
 
 The child has run the submission, which can read the channel's nonce and forge whole messages.
 A report whose fields are missing, of the wrong type, or name tensors the problem does not have

@@ -1,4 +1,4 @@
-"""The runner child's last step before it loads a submission: no new process, ever (issue 3).
+"""The runner child's last step before it loads a submission: no new process, ever (docs/security.md, layer 4).
 
 `restrict_runner()` is called by `judge.runner.child` once it has imported torch
 and numpy (they may start threads and read files while importing) and BEFORE

@@ -1,4 +1,4 @@
-"""The runner child's runtime rules once the submission's library is loaded (issue 16.4).
+"""The runner child's runtime rules once the submission's library is loaded (docs/security.md, 4b).
 
 The static checks (judge/policy/) refuse what a source names and what a library imports, but
 they are not a wall: from the address of any allowed import (malloc) a kernel can walk a loaded

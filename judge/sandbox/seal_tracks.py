@@ -1,4 +1,4 @@
-"""Which runtime rules (judge/sandbox/seal.py) each track's runner bears, and why (issue 16.4).
+"""Which runtime rules (judge/sandbox/seal.py) each track's runner bears, and why (docs/security.md, 4b).
 
 Every rule is decided for every track, with the evidence behind the decision:
 

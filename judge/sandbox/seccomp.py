@@ -1,4 +1,4 @@
-"""Seccomp filters of the sandbox (issue 3), built with libseccomp through pyseccomp.
+"""Seccomp filters of the sandbox (docs/security.md, "3. Sandbox"), built with libseccomp through pyseccomp.
 
 Two filters, both "allow by default, kill on the listed calls":
 

@@ -1,4 +1,4 @@
-"""Choosing the sandbox at start-up: probe what works, honour strict | auto | off (issue 3).
+"""Choosing the sandbox at start-up: probe what works, honour strict | auto | off (docs/security.md, "3. Sandbox").
 
 - strict: bubblewrap namespaces and seccomp must both work, else
   `SandboxUnavailableError` says which probe failed and how to fix it.

@@ -1,4 +1,4 @@
-"""The CUDA track: nvcc, torch CUDA tensors on a judge-owned stream, CUDA-event timing (issue 7).
+"""The CUDA track: nvcc, torch CUDA tensors on a judge-owned stream, CUDA-event timing (docs/rules.md, "Timing").
 
 Host settings read from `HostConfig`:
 - `cuda_home`, `cuda_arch` (default sm_90a, the H200/H100 target);

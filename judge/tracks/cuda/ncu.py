@@ -1,4 +1,4 @@
-"""Nsight Compute (`ncu`) for the CUDA profile of a timed case (issue 17 item 4).
+"""Nsight Compute (`ncu`) for the CUDA profile of a timed case (docs/profiles.md, "CUDA").
 
 One untimed, profiled pass of the runner child, after timing: the worker puts
 `ncu_prefix(...)` in front of the child's argv and runs it once. ncu replays each matched

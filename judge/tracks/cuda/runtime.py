@@ -1,4 +1,4 @@
-"""CudaRuntime: torch CUDA memory, the judge's own stream, CUDA-event timing (issue 7).
+"""CudaRuntime: torch CUDA memory, the judge's own stream, CUDA-event timing.
 
 Constructed inside the runner child from JSON options (`CudaRuntimeOptions`),
 before any submission library is loaded: it initialises CUDA (which loads the

@@ -1,4 +1,4 @@
-"""nvcc with the judge's fixed flags: CUDA C++ sources into a shared library (issue 7)."""
+"""nvcc with the judge's fixed flags: CUDA C++ sources into a shared library."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Finding and checking a CANN toolkit, and the environment its tools and runtime need.
 
-judge/ never reads the environment (STYLE.md): the CANN root comes in through
+judge/ never reads the environment (the worker reads it once and passes a HostConfig down, so a
+run depends only on what it was given): the CANN root comes in through
 `HostConfig.ascend_home` and the SoC through `HostConfig.ascend_soc`. Callers
 that start from a shell where CANN's `set_env.sh` was sourced can turn that
 environment into those two fields with `ascend_host_fields(os.environ)`.

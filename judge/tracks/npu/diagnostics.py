@@ -88,7 +88,8 @@ def parse_diagnostics(log: str, cleaner: PathCleaner) -> list[Diagnostic]:
     return found
 
 
-# Errors in CANN's generated files whose cause is in the team's code, with what to do (issue 29 item 9).
+# Errors in CANN's generated files whose cause is in the team's code, with what to do: an
+# error in a file the team never wrote names no line of theirs, so the compile log's summary starts with the cause.
 KNOWN_CAUSES: tuple[tuple[str, str], ...] = (
     ("ascendc_set_exception_dump_info",
      "the host stub CANN generated for your kernels does not compile: a kernel uses the device assert "

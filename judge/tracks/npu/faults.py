@@ -1,10 +1,10 @@
 """Reading a device fault after a kernel call: the ACL runtime's error codes, as CANN defines them.
 
-The table is hicann/runtime's include/external/acl/error_codes/rt_error_codes.h (commit 681ef76,
-read for issue 14): the 5070xx codes a kernel's own fault or hang raises when the stream is
-synchronised after it. Each is the team's (RE, or TLE for a hang the device's watchdog ended);
-every other code, and anything without a code, is left to the judge (IE), since it may be the
-driver's, the runtime's or the judge's own doing.
+The table is hicann/runtime's include/external/acl/error_codes/rt_error_codes.h (commit 681ef76;
+docs/npu-worker.md, "Checked against CANN's sources"): the 5070xx codes a kernel's own fault or
+hang raises when the stream is synchronised after it. Each is the team's (RE, or TLE for a hang
+the device's watchdog ended); every other code, and anything without a code, is left to the judge
+(IE), since it may be the driver's, the runtime's or the judge's own doing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`msprof op` for the NPU profile of a timed case (issue 17 item 4).
+"""`msprof op` for the NPU profile of a timed case (docs/profiles.md, "NPU: msprof op").
 
 One untimed, profiled pass of the runner child, after timing: the worker puts
 `msprof_op_prefix(...)` in front of the child's argv, holds `device_lock(state_dir, device)`

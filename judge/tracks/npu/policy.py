@@ -55,7 +55,7 @@ NPU_BANNED: tuple[BannedName, ...] = (
     BannedName(r"\b(?:GetSystemCycle|get_sys_cnt|GetSysCnt|aclrtEventElapsedTime\w*|aclrtRecordEvent|"
                r"aclrtEventGetTimestamp|aclprof\w*|Msprof\w*)\b", "timer-read", _TIMER),
     # mmpa (hicann/runtime pkg_inc/mmpa/sub_inc/mmpa_linux.h): mmGetTickCount, mmCreateTask*, mmPopen,
-    # mmDlopen, mmSocket, mmOpen... A red team's host stubs reached all of them by name (issue 16).
+    # mmDlopen, mmSocket, mmOpen... A red team's host stubs reached all of them by name.
     BannedName(r"\bmm[A-Z]\w*\s*\(", "os-layer", _OS_LAYER),
     # The CANN runtime's own API (rtStreamCreate, rtEventRecord, rtEventElapsedTime, rtSetDevice, rtKernelLaunch*,
     # ...), and the ACL calls a second stream or a launch of one's own needs: work on another stream escapes
