@@ -88,10 +88,10 @@ def create_app(
 
 
 def _include_pages(app: FastAPI) -> None:
-    """The server-rendered pages (api/pages, issue 5) when that package is present."""
+    """The server-rendered pages (api/pages) when that package is present."""
     if importlib.util.find_spec("api.pages") is None:
         return
-    from api import pages  # noqa: PLC0415 - optional part, built by issue 5
+    from api import pages  # noqa: PLC0415 - optional part, absent from an API-only install
 
     install = getattr(pages, "install", None)
     if install is not None:

@@ -32,7 +32,8 @@ class RunDispatcher(Protocol):
 
 
 def queue_for(backend: Backend, settings: Settings) -> str:
-    """The queue a backend's runs go to (issue 4 item 3): one per device kind."""
+    """The queue a backend's runs go to: one per device kind, so a worker takes only runs its device can judge
+    (docs/operations.md, "The parts")."""
     if backend is Backend.CPU:
         return "judge.cpu"
     if backend is Backend.CUDA:

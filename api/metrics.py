@@ -1,4 +1,5 @@
-"""Prometheus metrics at GET /metrics (issue 19 item 3); docs/grafana-dashboard.json plots them.
+"""Prometheus metrics at GET /metrics; docs/grafana-dashboard.json plots them
+(docs/operations.md, "Metrics and the dashboard").
 
 From the store, read at each scrape (so the workers' runs count, whichever process judged them):
 - `opjudge_queue_runs{queue,status}`: runs pending, queued or running, per queue;

@@ -1,4 +1,5 @@
-"""Failed token checks are rate-limited per client address (issue 19 item 4).
+"""Failed token checks are rate-limited per client address, so tokens cannot be guessed at speed
+(docs/operations.md, "Logins and rate limits").
 
 Only failures count: a wrong, unknown or revoked token, on the API (bearer), at
 the login form, or in a page's cookie. An honest team makes none, or a few while

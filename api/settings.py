@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     problems_dir: Path = REPO_ROOT / "problems"
     reference_dir: Path = REPO_ROOT / "reference_kernels"
 
-    # Device queue names: judge.cuda.<cuda_gpu>, judge.npu.<npu_soc> (issue 4 item 3).
+    # Device queue names: judge.cuda.<cuda_gpu>, judge.npu.<npu_soc> (docs/operations.md, "The parts").
     cuda_gpu: str = "default"
     npu_soc: str = "default"
 

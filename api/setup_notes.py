@@ -1,4 +1,4 @@
-"""What an organiser's set-up answer says about defaults they did not choose (issue 33 item 4):
+"""What an organiser's set-up answer says about defaults they did not choose (docs/organisers.md, step 1):
 when the board will freeze, and which backends an attached problem got and why."""
 
 from __future__ import annotations

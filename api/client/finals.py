@@ -1,4 +1,4 @@
-"""`opjudge finals show` and `opjudge finals choose ID...` (ranked_by `chosen`, issue 18 item 4)."""
+"""`opjudge finals show` and `opjudge finals choose ID...` (ranked_by `chosen`, docs/organisers.md)."""
 
 from __future__ import annotations
 

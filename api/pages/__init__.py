@@ -1,4 +1,4 @@
-"""Server-rendered pages (issue 5): leaderboard, submission reports, team, organiser and reviewer pages.
+"""Server-rendered pages: leaderboard, submission reports, team, organiser and reviewer pages.
 
 `install(app)` is the hook api/app.py calls; the pages use the same store
 functions and dependencies as the JSON API, and add no state of their own.

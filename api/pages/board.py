@@ -4,7 +4,7 @@ The page and the fragment render the same `Leaderboard` the JSON API serves,
 cached per board version by api/boardcache.py. What an anonymous reader gets
 is the same for everyone, so it is rendered once per version, kept with the
 cached board, compressed once and answered from the event loop without a query
-(issue 4: board p99 < 100 ms at 50 clients). A logged-in viewer's page carries
+(the target: board p99 < 100 ms at 50 clients, bench/load_api.py). A logged-in viewer's page carries
 their name and CSRF token, and a team's board its own marked (and, while
 frozen, live) row: those are rendered per request from the cached rows.
 The fragment answers 204 while the version the browser shows is still current.

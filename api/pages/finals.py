@@ -1,4 +1,4 @@
-"""The team's finals page `/team/finals` (ranked_by `chosen`, issue 18 item 4): tick up to the
+"""The team's finals page `/team/finals` (ranked_by `chosen`, docs/organisers.md): tick up to the
 competition's limit of judged submissions per problem; the final ranking takes the best of them."""
 
 from __future__ import annotations

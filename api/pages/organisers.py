@@ -1,4 +1,4 @@
-"""Organiser pages of issue 18: the final ranking (publish with confirmation, recompute with the
+"""Organiser pages (docs/organisers.md): the final ranking (publish with confirmation, recompute with the
 differences listed) and the re-audit under today's policy. Every action goes through the same
 store functions as the admin API (and so is audited the same way)."""
 

@@ -1,4 +1,4 @@
-"""The problem page `/p/<slug>` and the rules page `/rules` (issue 17 item 1).
+"""The problem page `/p/<slug>` and the rules page `/rules` (docs/rules.md).
 
 The problem page shows what `/api/v1/problems/<slug>` returns: the statement for
 the chosen backend, the header to download, the public cases, the pass rule's

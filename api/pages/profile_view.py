@@ -1,4 +1,4 @@
-"""The profile of a run's public timed cases on the report page (issue 17 item 4).
+"""The profile of a run's public timed cases on the report page (docs/user-guide.md, "Reading the profile").
 
 Each case's sections (judge/profiling/: threads, perf, ncu, msprof) become headline figures, their
 tables, and for a table that names a per-cent column (`chart`) a bar chart of it drawn on the

@@ -1,4 +1,4 @@
-"""Machine review pages (issue 18 item 2): the pairs above a threshold, most similar first; a pair
+"""Machine review pages (docs/organisers.md): the pairs above a threshold, most similar first; a pair
 side by side with the matching regions highlighted; a decision per pair (cleared / flagged), audited."""
 
 from __future__ import annotations

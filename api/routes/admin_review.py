@@ -1,4 +1,4 @@
-"""Organisers' tools of issue 18: the final ranking's snapshot and its audited recomputation,
+"""Organisers' tools (docs/organisers.md): the final ranking's snapshot and its audited recomputation,
 and organiser jobs run by a worker (re-audit under today's policy, machine review)."""
 
 from __future__ import annotations

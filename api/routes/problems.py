@@ -1,4 +1,4 @@
-"""Problems as teams read them (issue 17 item 1): statement, header, public cases, rules.
+"""Problems as teams read them (docs/user-guide.md, "The problem"): statement, header, public cases, rules.
 
 Public reads: the problem is no secret in a contest. A team's token narrows the
 list to its own competition; `?competition=` names one.

@@ -1,4 +1,4 @@
-"""Reviewers list the finalists and put rubric marks (issue 4 item 2, reviewers)."""
+"""Reviewers list the finalists and put rubric marks (docs/organisers.md, "What reviewers can read")."""
 
 from __future__ import annotations
 

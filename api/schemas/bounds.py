@@ -35,8 +35,8 @@ SubmissionId = Annotated[int, _existing_id("submission")]
 TeamId = Annotated[int, _existing_id("team")]
 TokenId = Annotated[int, _existing_id("token")]
 ReviewerId = Annotated[int, _existing_id("reviewer")]
-JobId = Annotated[int, _existing_id("job")]  # an organiser job (issue 18)
-PairId = Annotated[int, _existing_id("similar pair")]  # a pair machine review found (issue 18)
+JobId = Annotated[int, _existing_id("job")]  # an organiser job (re-audit, machine review)
+PairId = Annotated[int, _existing_id("similar pair")]  # a pair machine review found
 
 # A submission as a caller names it: its public id (api/store/public_ids.py), or, for organisers and
 # reviewers only, its database id; api/store/submission_refs.py resolves it (404 when it names none).

@@ -1,4 +1,4 @@
-"""The organisers' tools of issue 18: the final ranking's snapshot and its recomputation."""
+"""The organisers' tools (docs/organisers.md): the final ranking's snapshot and its recomputation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Data release (issue 18 item 5): the whole contest as Parquet files with a data card, for
+"""Data release (docs/organisers.md, "Data release"): the whole contest as Parquet files with a data card, for
 publication after the contest ends; loadable with Hugging Face `datasets` (one config per file).
 
 Files: `submissions` (each submission's sources, verdict and score), `results` (per case, of

@@ -131,7 +131,7 @@ def alembic_config(connection: Any) -> Config:
 
 
 def upgrade_database(settings: Settings, *, database: Database | None = None) -> None:
-    """Run every migration up to the newest (on start, issue 4 item 1). Safe to run concurrently."""
+    """Run every migration up to the newest (on start). Safe to run concurrently."""
     owned = database is None
     db = database or Database(settings)
     try:

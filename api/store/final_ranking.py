@@ -1,4 +1,4 @@
-"""The published final ranking keeps the freeze (docs/rules.md "Final ranking", issue 18 item 1).
+"""The published final ranking keeps the freeze (docs/organisers.md, "The final ranking").
 
 It is a stored snapshot (table `final_rankings`), taken when the organisers first
 publish it, which the service allows only after the submission window has ended

@@ -1,4 +1,5 @@
-"""What a reviewer may read of a finalist team (issue 18 item 6): every submission, ranked or not.
+"""What a reviewer may read of a finalist team: every submission, ranked or not
+(docs/organisers.md, "What reviewers can read").
 
 The review pages show only the submissions that rank on the private set (what
 the final ranking scores); the API lists every submission of a finalist team,

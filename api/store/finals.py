@@ -1,4 +1,4 @@
-"""Chosen finals (issue 18 item 4): under `ranked_by: chosen` each team marks up to the
+"""Chosen finals (docs/organisers.md): under `ranked_by: chosen` each team marks up to the
 competition's `finals_limit` of its ranked submissions per problem; the final ranking takes the
 best of those on the private set (standings.py, finals_pool.py), its latest until it marks any.
 """

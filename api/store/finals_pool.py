@@ -1,4 +1,4 @@
-"""Which entries may rank under `ranked_by: chosen` (issue 18 item 4), for standings.py.
+"""Which entries may rank under `ranked_by: chosen` (docs/organisers.md, "Chosen finals"), for standings.py.
 
 A team's entries for a problem narrow to the submissions it marked as finals
 (table `final_choices`); where it marked none that can still rank (none yet, or

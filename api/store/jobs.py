@@ -1,4 +1,4 @@
-"""Organiser jobs (issue 18): background work an organiser starts, run by a worker
+"""Organiser jobs: background work an organiser starts, run by a worker
 (workers/organiser_jobs.py), its outcome stored with it. Starting one is audited.
 
 Kinds: `reaudit` (rescan every submission under today's policy, optionally rebuilding)

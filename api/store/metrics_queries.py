@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from api.store.enums import RunStatus
 from api.store.models import Run, Submission
 
-DEFAULT_MODE = "ranked"  # the mode of every run before run modes exist (issue 17)
+DEFAULT_MODE = "ranked"  # the mode of every run before run modes existed (docs/rules.md, "Run modes")
 
 
 @dataclass(frozen=True)

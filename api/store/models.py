@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 models of the store (issue 4 item 1). Migrations in api/migrations/ mirror them.
+"""SQLAlchemy 2 models of the store. Migrations in api/migrations/ mirror them.
 
 Enums are stored as their string values; times as aware UTC (see types.py).
 """
@@ -225,7 +225,7 @@ class Run(Base):
     driver: Mapped[str | None] = mapped_column(String(200))
     isolation: Mapped[Isolation | None] = mapped_column(str_enum(Isolation))
     worker_info: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    # Mixed into the judge secret for this run; never shown to teams (issue 4: seeds kept from teams).
+    # Mixed into the judge secret for this run; never shown to teams, so no team can predict its inputs.
     seed_salt: Mapped[str] = mapped_column(String(64), default="")
     reproduction_of: Mapped[int | None] = mapped_column(ForeignKey("runs.id"))
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -336,7 +336,7 @@ class Worker(Base):
 
 
 class PageSession(Base):
-    """A login on the pages (issue 19): the cookie holds a session secret, the row its HMAC.
+    """A login on the pages: the cookie holds a session secret, the row its HMAC.
 
     Logging out revokes the row, so a copied cookie stops working at once; revoking
     the token the session was opened with ends every session opened with it.
@@ -352,5 +352,5 @@ class PageSession(Base):
     revoked_at: Mapped[datetime | None]
 
 
-# The organisers' tables (issue 18) live in their own module; imported here so the metadata has them.
+# The organisers' tables live in their own module; imported here so the metadata has them.
 from api.store import models_organisers  # noqa: E402, F401

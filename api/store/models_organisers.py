@@ -1,4 +1,4 @@
-"""Tables of the organisers' tools (issue 18): the final ranking's snapshots, the teams' chosen
+"""Tables of the organisers' tools (docs/organisers.md): the final ranking's snapshots, the teams' chosen
 finals, organiser jobs (machine review, re-audit) and the pairs machine review found.
 
 Imported at the end of models.py so that `Base.metadata` (and so the migrations' check) has them.

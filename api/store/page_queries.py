@@ -1,4 +1,4 @@
-"""Reads only the HTML pages need (issue 5): runs in flight, a run's worker record, a submission's competition.
+"""Reads only the HTML pages need: runs in flight, a run's worker record, a submission's competition.
 
 Everything else the pages show comes from the same store functions as the JSON
 API; these two have no API counterpart.

@@ -1,4 +1,4 @@
-"""Page sessions (issue 19 item 4): logging out revokes the session, not only the cookie.
+"""Page sessions: logging out revokes the session, not only the cookie.
 
 A login opens a session for the token it was given: the cookie holds a random
 secret `opjs_...`, the database its HMAC under the pepper (as for tokens) and the

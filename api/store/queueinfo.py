@@ -1,4 +1,4 @@
-"""Where a waiting run stands in its queue, and how long it may wait (issue 17 item 3).
+"""Where a waiting run stands in its queue, and how long it may wait (docs/user-guide.md, "Submitting").
 
 The position follows the order workers take runs: by priority (test runs first,
 api/store/modes.py), then oldest first. The estimate adds the typical judge time

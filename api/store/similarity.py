@@ -1,4 +1,4 @@
-"""Machine review across teams (issue 18 item 2), the store's side: which submissions are
+"""Machine review across teams (docs/organisers.md), the store's side: which submissions are
 compared, the pairs found alike (table `similar_pairs`), and the organisers' decision per pair.
 
 The comparing itself is a worker job (workers/similarity_job.py). Per problem, each team's

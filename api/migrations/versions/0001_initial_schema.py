@@ -1,4 +1,4 @@
-"""Initial schema: every table of issue 4 item 1 (see api/store/models.py).
+"""Initial schema: every table of the first store (see api/store/models.py).
 
 Revision ID: 0001
 Revises: none

@@ -1,4 +1,4 @@
-"""Organisers (issue 18): final ranking snapshots, chosen finals, organiser jobs, similar pairs.
+"""Organisers (docs/organisers.md): final ranking snapshots, chosen finals, organiser jobs, similar pairs.
 
 Revision ID: 0003
 Revises: 0001

@@ -1,4 +1,4 @@
-"""Page sessions: a login's cookie names a row that logging out revokes (issue 19).
+"""Page sessions: a login's cookie names a row that logging out revokes.
 
 Revision ID: 0004
 Revises: 0001

@@ -1,5 +1,5 @@
 """Judge settings per competition: the NPU track's clock (events or profiler device time) and its
-cap on launches per timed call (issue 14 item 4).
+cap on launches per timed call (docs/npu-worker.md, "How a call is judged and timed").
 
 Revision ID: 0005
 Revises: 0004

@@ -1,5 +1,5 @@
 """Runs timed on a disturbed host that stayed disturbed after re-timing: the reason, shown on the
-report, the boards, the API and the exports, and left out of a final ranking (issue 30 item 4).
+report, the boards, the API and the exports, and left out of a final ranking (docs/rules.md, "Disturbed hosts").
 
 Revision ID: 0006
 Revises: 0005
