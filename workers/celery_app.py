@@ -5,7 +5,7 @@ attribute `app` exists for `celery -A workers.celery_app ...` (Flower, inspect)
 and is built from the environment on first access. Results go to the database,
 so there is no result backend.
 
-Delivery guarantees (issue 4 item 3):
+Delivery guarantees (docs/operations.md, "The parts"):
 - `task_acks_late` + `task_reject_on_worker_lost`: a pool process killed in the
   middle of a run puts its task back on the queue; the redelivered task takes
   the run over (`take_over`), so it is judged once more and finishes once.
@@ -35,7 +35,7 @@ from workers.tasks import Outcome, StoreUnavailableError, judge_run
 log = logging.getLogger("opjudge.worker")
 
 JUDGE_TASK = "opjudge.judge_run"
-JOB_TASK = "opjudge.organiser_job"  # issue 18: re-audit and machine review (workers/organiser_jobs.py)
+JOB_TASK = "opjudge.organiser_job"  # re-audit and machine review (workers/organiser_jobs.py)
 JOB_TIME_LIMIT_S = 6 * 3600  # a re-audit that rebuilds a whole contest runs for hours, not a run's minutes
 # How long a task waits before it is tried again after the database stayed down.
 STORE_RETRY_COUNTDOWN_S = 30.0

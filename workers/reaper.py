@@ -1,6 +1,6 @@
 """The reaper and the heartbeat: a thread beside every worker (and the embedded server).
 
-The reaper (issue 4 item 3) puts back on the broker
+The reaper (docs/operations.md, "The parts") puts back on the broker
 - runs held by a lost worker: one that missed `lost_after_missed_heartbeats` heartbeats
   (its host was killed outright), at once instead of at the run's deadline,
 - runs claimed by a worker that passed their deadline (the worker died or hung),

@@ -1,4 +1,4 @@
-"""Re-audit under today's policy (issue 18 item 3): every stored submission's sources through
+"""Re-audit under today's policy (docs/organisers.md, "Organiser jobs"): every stored submission's sources through
 the current policy check (judge/policy), and on request rebuilt and its preprocessed units and
 library checked again, as a judge run would. The outcome lists what the current policy refuses,
 with the rule and the place; nothing is disqualified or rejudged here (organisers do that by hand).

@@ -1,8 +1,8 @@
 """The workers' settings: the service's `Settings` plus the knobs only workers read.
 
 Same `OPJUDGE_` environment prefix, built once at start-up and passed down
-(STYLE.md, "Settings"). A `WorkerSettings` is a `Settings`, so the API and the
-store accept it unchanged.
+(nothing reads the environment later, so every part sees the same values). A `WorkerSettings`
+is a `Settings`, so the API and the store accept it unchanged.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Machine review across teams (issue 18 item 2): winnowing fingerprints (copydetect, as MOSS
+"""Machine review across teams (docs/organisers.md): winnowing fingerprints (copydetect, as MOSS
 does; pygments tokenises C, C++ and CUDA, names become placeholders), the problem's header and
 baseline kernels subtracted as boilerplate.
 

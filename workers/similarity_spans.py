@@ -1,4 +1,4 @@
-"""Matched regions of a copydetect comparison as whole tokens of the original text (issue 33 item 6).
+"""Matched regions of a copydetect comparison as whole tokens of the original text.
 
 copydetect finds matches in its filtered code (names turned into V, F, O, strings into S) and maps
 them back with a table of how many characters were dropped before each filtered position, looked
