@@ -1,4 +1,4 @@
-"""Time the CUDA baseline of sparse_flash_attention_grad on a GPU, repeatably (issue 7).
+"""Time the CUDA baseline of sparse_flash_attention_grad on a GPU, repeatably (docs/benchmarks.md, "CUDA track (H200)").
 
     python3 bench/cuda_device_bench.py --runs 5 --out bench.json
 

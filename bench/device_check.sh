@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA track's device check on a lent H200 (issue 7): one prepared script, under 8 minutes.
+# The CUDA track's device check on a lent H200 (docs/benchmarks.md, "CUDA track (H200)"): one prepared script, under 8 minutes.
 #
 #   bash bench/device_check.sh            # from the repository root on the GPU machine
 #

@@ -1,4 +1,4 @@
-"""Cold-cache times under the CPU track's two cache flushes (issue 30 item 6).
+"""Cold-cache times under the CPU track's two cache flushes (docs/benchmarks.md, "The cache flush").
 
     .venv/bin/python bench/flush_methods.py [--rounds 40] [--kernel PATH ...] [--sets benchmarks]
 

@@ -1,4 +1,4 @@
-"""Honest kernels judged on a loaded host must never get SV (issue 15, item 3).
+"""Honest kernels judged on a loaded host must never get SV (docs/rules.md, "Disturbed hosts").
 
     .venv/bin/python bench/honest_under_load.py [--load 2] [--runs 20] [--memory-mib 1024]
 

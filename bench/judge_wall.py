@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/judge_wall.py [--sandbox strict] [--warm-cache]
 
-Target (issue 2): at most 60 s on this 2-core machine.
+Target (docs/benchmarks.md, "Whole judge, CPU track"): at most 60 s on this 2-core machine.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ several times the server's, and both share the two cores); and uploads accepted
 per second by `--clients` teams uploading at once with httpx (quotas relaxed for
 the bench competition; no worker runs, so the runs stay queued). It also reports
 the CPU time the server and the client spent per request, which other load on
-the machine does not inflate the way it inflates latencies. Targets (issue 4):
+the machine does not inflate the way it inflates latencies. Targets:
 leaderboard p99 < 100 ms, at least 50 uploads/s on a 2-core machine.
 """
 

@@ -92,7 +92,7 @@ print("verdict:", r["verdict"], r.get("message", "")[:300])
 host = r.get("host", {})
 for case in r.get("cases", []):
     print(f"  {case['name']:28} {case['verdict']:4} ratio {case.get('ratio')}  baseline {case.get('baseline')}")
-# The events window's own cost per call (issue 29 item 6): the empty call's overhead on each side.
+# The events window's own cost per call (docs/npu-worker.md, "How a call is judged and timed"): the empty call's overhead on each side.
 print("event overhead ns, submission / baseline:", host.get("event_overhead_ns"), "/",
       host.get("baseline_event_overhead_ns"))
 PY

@@ -11,7 +11,7 @@ shared machine the CPU seconds of one thread compare fairly where wall time does
 
 Sizes: the largest CPU case of the package; a DSA-sized case (D=512, Dr=64, N1=16, S1=512,
 S2=4096, K=64, bs=16); the same with S2 doubled (S1*K*bs unchanged) and with K doubled
-(S1*K*bs doubled). Target (issue 2): the oracle at least 5x faster than dense autograd, and its
+(S1*K*bs doubled). Target (docs/benchmarks.md, "Oracle"): the oracle at least 5x faster than dense autograd, and its
 memory growing with S1*K*bs (here: bounded by the chunk budget), not with S1*S2.
 """
 

@@ -1,4 +1,4 @@
-"""The pass rule's margins over many fresh draws, not one (issue 30, item 2).
+"""The pass rule's margins over many fresh draws, not one (docs/benchmarks.md, "Pass rule margins").
 
     .venv/bin/python bench/pass_rule_margins.py [--draws 200] [--problem P] [--sets tests,benchmarks,private]
         [--cases SUBSTRING] [--max-seconds S] [--case-budget S] [--all] [--threads N] [--seed S]

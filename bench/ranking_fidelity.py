@@ -1,4 +1,4 @@
-"""Can the judge rank two kernels a known amount of work apart? (issue 15, item 2)
+"""Can the judge rank two kernels a known amount of work apart? (docs/benchmarks.md, "Ranking fidelity")
 
     .venv/bin/python bench/ranking_fidelity.py [--pairs 10] [--extra 2,5,10] [--sets benchmarks]
 
@@ -14,7 +14,7 @@ same host; the script prints how often the slower one scored below, each kernel'
 case's ratio CV, the judged per-case slowdown against the kernel-only one, the judge's wall time,
 where the timing phase's time went, and the host's load.
 
-Targets (issue 15, on a quiet host): score CV <= 1 % for `fast`, a 2 % slower copy ranked below
+Targets (on a quiet host): score CV <= 1 % for `fast`, a 2 % slower copy ranked below
 in >= 9 of 10 pairs, 5 % in 10 of 10, the whole judge within 45 s.
 """
 

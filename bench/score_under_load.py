@@ -1,5 +1,5 @@
 """One kernel judged again and again on a loaded host: its score moves, and the run must say so
-(issue 30 item 4).
+(docs/benchmarks.md, "Scores on a loaded host").
 
     .venv/bin/python bench/score_under_load.py [--runs 10] [--busy N] [--memory-mib 1024] [--attempts 1]
 

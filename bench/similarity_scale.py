@@ -1,4 +1,4 @@
-"""Machine review at contest scale (issue 18 item 2): 600 teams, each team's latest and best
+"""Machine review at contest scale (docs/organisers.md): 600 teams, each team's latest and best
 submission of one problem (1,200 documents), against the baseline as boilerplate.
 
 Every team's kernel is the baseline plus code assembled from a shared pool of fragments

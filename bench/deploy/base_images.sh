@@ -1,5 +1,6 @@
 #!/bin/bash
-# Base images made from Debian's archive, for hosts that cannot pull from a registry (issue 19).
+# Base images made from Debian's archive, for hosts that cannot pull from a registry
+# (docs/operations.md, "The CUDA and NPU images on a host without their registries").
 #
 #   bench/deploy/base_images.sh            # builds the three tags below unless they exist
 #

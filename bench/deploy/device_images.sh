@@ -1,5 +1,5 @@
 #!/bin/bash
-# How far the CUDA and NPU worker images build on this host (issue 19 item 2): each image is built
+# How far the CUDA and NPU worker images build on this host (docs/operations.md, "The CUDA and NPU images"): each image is built
 # from its vendor's base; where that stops, the script probes the other sources the Dockerfile
 # needs, so the report says every step that would stop it. docs/operations.md records the answer.
 #
