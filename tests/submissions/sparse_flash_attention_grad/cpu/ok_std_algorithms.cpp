@@ -1,5 +1,5 @@
 // Fixture (expected AC): a correct kernel written with <algorithm>, <numeric> and <random>
-// (issue 30: standard C++ got SV). ok_serial's math on float copies of the inputs (std::transform
+// (docs/rules.md: standard headers are allowed). ok_serial's math on float copies of the inputs (std::transform
 // over std::iota indices): a row's valid ids end at std::find_if's first negative entry; the
 // (block, row) pairs of a (b, n2) are std::stable_sort-ed by block and each block's rows found by
 // std::equal_range; dot products are std::inner_product and std::transform_reduce, accumulations

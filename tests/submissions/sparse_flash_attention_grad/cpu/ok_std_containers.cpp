@@ -1,5 +1,5 @@
-// Fixture (expected AC): a correct kernel written with the standard containers (issue 30: standard
-// C++ got SV). ok_serial's math, organised around containers that the computation really uses:
+// Fixture (expected AC): a correct kernel written with the standard containers (docs/rules.md:
+// standard headers are allowed). ok_serial's math, organised around containers that the computation really uses:
 // per (b, n2), an unordered_map from each selected key block to the rows that select it (each row's
 // valid ids read through a std::set), a std::map of the rows' Delta, a priority_queue ordering the
 // blocks busiest first into a std::queue of work, std::array pairs {P, dS}, a std::deque of the keys

@@ -1,5 +1,5 @@
-// Fixture (expected AC): a correct kernel that uses exceptions (issue 30: `#include <stdexcept>`
-// with a throw and catch of std::invalid_argument got SV, "only standard headers for computing").
+// Fixture (expected AC): a correct kernel that uses exceptions (`#include <stdexcept>`
+// with a throw and catch of std::invalid_argument once got SV; docs/rules.md allows standard headers).
 // ok_serial's math. kernel_run checks its arguments and throws std::invalid_argument or
 // std::out_of_range (caught there: a non-zero return); a query row that sees nothing (thr(s) = 0,
 // in the S1 > S2 cases) throws an exception of the kernel's own type, derived from std::exception,

@@ -1,5 +1,5 @@
-// Fixture (expected AC): a correct kernel with AVX2/FMA intrinsics and std::aligned_alloc (issue 30:
-// standard C++ got SV). ok_serial's math on float copies of the inputs in 64-byte aligned buffers
+// Fixture (expected AC): a correct kernel with AVX2/FMA intrinsics and std::aligned_alloc (docs/rules.md:
+// standard headers are allowed). ok_serial's math on float copies of the inputs in 64-byte aligned buffers
 // from std::aligned_alloc (freed before returning); dot products and accumulations are AVX2/FMA in
 // functions built for that target (`__attribute__((target("avx2,fma")))`), chosen when the judge's
 // -march=native has them (__AVX2__ and __FMA__), with a scalar path otherwise.

@@ -1,5 +1,5 @@
 // Fixture (expected AC): a correct kernel written with OpenMP tasks, reductions, a critical section
-// and thread_local storage (issue 30: standard C++ got SV). ok_serial's math: one task per query
+// and thread_local storage (docs/rules.md: standard headers are allowed). ok_serial's math: one task per query
 // token (b, s) computes its dq and adds its dk, dv, dk_rope terms to the running thread's own
 // thread_local accumulator (a std::vector, sized on first use); each thread then adds its
 // accumulator to the shared one in the workspace inside `#pragma omp critical`. Delta is an

@@ -1,5 +1,5 @@
-// Fixture (expected AC): a correct kernel written with the standard utilities (issue 30: a kernel
-// using std::function, std::unique_ptr, std::string and a caught exception of its own type got SV).
+// Fixture (expected AC): a correct kernel written with the standard utilities (a kernel using
+// std::function, std::unique_ptr, std::string and a caught exception of its own type once got SV).
 // ok_serial's math on float copies of the inputs. The dtype's codec is found by its name
 // (std::string_view) in an unordered_map<std::string, Codec> of std::function loaders and storers;
 // an unknown dtype throws an exception of the kernel's own type, caught in kernel_run. The float
