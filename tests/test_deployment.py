@@ -1,6 +1,6 @@
 """The deployment files, checked without Docker (`make deploy-check` builds and runs them where it is).
 
-The compose file must parse and name the services issue 4 asks for; every image it builds
+The compose file must parse and name the services of docs/operations.md, "The parts"; every image it builds
 must have its Dockerfile; every file a Dockerfile copies must exist; each worker must serve
 the queue the API routes its backend to.
 """

@@ -250,13 +250,13 @@ def test_moving_the_end_moves_the_freeze_with_it(client: TestClient, contest: Co
     # A freeze set in the same change is taken as it is.
     own = START + timedelta(minutes=10)
     assert freeze_after({"ends_at": end.isoformat(), "freeze_at": own.isoformat()}).startswith(own.isoformat()[:16])
-    # And it stays where it was set when the end moves again (issue 32 item 8: a freeze the organisers
+    # And it stays where it was set when the end moves again (a freeze the organisers
     # set had moved with the end, a freeze "now" to the start of the window).
     assert freeze_after({"ends_at": later.isoformat()}).startswith(own.isoformat()[:16])
 
 
 def test_csv_cells_that_a_spreadsheet_reads_as_formulas_are_defused() -> None:
-    """OWASP's list: =, +, -, @, and a leading tab or carriage return (issue 32 item 8)."""
+    """OWASP's list: =, +, -, @, and a leading tab or carriage return."""
     from api.store.exports import csv_value
 
     for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=1+1", "\r=1+1"):
@@ -265,7 +265,7 @@ def test_csv_cells_that_a_spreadsheet_reads_as_formulas_are_defused() -> None:
 
 
 def test_a_freeze_the_organisers_set_stays_when_the_end_moves(client: TestClient, contest: Contest) -> None:
-    """Issue 32 item 8: a manual freeze had jumped to the window's start when the end was edited."""
+    """A manual freeze had jumped to the window's start when the end was edited."""
     base = f"/api/v1/admin/competitions/{contest.slug}"
     shown = client.get(f"/api/v1/competitions/{contest.slug}").json()
     ends = datetime.fromisoformat(shown["ends_at"])

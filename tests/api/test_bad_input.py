@@ -1,4 +1,4 @@
-"""Issue 4 "Bad input tests": each bad request gets the right status and a clear reason, and changes nothing."""
+"""Bad input: each bad request gets the right status and a clear reason, and changes nothing."""
 
 from __future__ import annotations
 
@@ -136,11 +136,11 @@ class TestUploads:
         assert response.status_code == 422 and "unknown backend 'tpu'" in _detail(response)
         response = upload(client, contest.auth("alpha"), backend="cuda")
         assert response.status_code == 422 and "not judged on backend 'cuda'" in _detail(response)
-        response = upload(client, contest.auth("alpha"), backend="")  # issue 33 item 7: not "unknown backend ''"
+        response = upload(client, contest.auth("alpha"), backend="")  # a clear reason, not "unknown backend ''"
         assert response.status_code == 422 and "the 'backend' field is missing; backends: cpu" in _detail(response)
 
     def test_the_problem_page_words_the_stopping_rule_as_the_rules_do(self) -> None:
-        """Issue 33 item 7: the page said "standard error under 0.5 % of the mean", the rules the ratio's interval."""
+        """The page said "standard error under 0.5 % of the mean", the rules the ratio's interval."""
         from pathlib import Path
 
         root = Path(__file__).parents[2]

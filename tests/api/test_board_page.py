@@ -1,5 +1,5 @@
 """The HTML board `/c/<slug>` and its fragment: the anonymous view is rendered once per board
-version and sent compressed; a team's own view is still rendered for it (issue 4 targets, issue 5 pages).
+version and sent compressed; a team's own view is still rendered for it (bench/load_api.py's target).
 """
 
 from __future__ import annotations

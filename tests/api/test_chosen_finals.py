@@ -1,5 +1,5 @@
-"""Issue 18 item 4: ranked_by `chosen`: a team marks up to N ranked submissions per problem; the final
-ranking takes the best of those on the private set, its latest until it marks any."""
+"""Chosen finals, ranked_by `chosen` (docs/organisers.md): a team marks up to N ranked submissions per
+problem; the final ranking takes the best of those on the private set, its latest until it marks any."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_final_takes_the_best_of_the_chosen_and_the_latest_until_then(
     chosen = _choose(client, session, contest, [slow, good])
     assert chosen.status_code == 200, chosen.text
     # Which of the two the final ranking takes is a private result: the answer names the marked set
-    # only (issue 32 item 1), until the final ranking is published.
+    # only, until the final ranking is published.
     assert set(chosen.json()["chosen"]) == {public_id(session, slow), public_id(session, good)}
     assert chosen.json()["counting"] == {}
     assert _ranks(session, contest, "alpha", final=True) == good  # the best of the two on the private set

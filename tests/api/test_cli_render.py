@@ -1,4 +1,4 @@
-"""The CLI's and the report's small views (issue 17 item 5): 80-column tables, the queue line, chart labels."""
+"""The CLI's and the report's small views: 80-column tables, the queue line, chart labels."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_the_board_fits_80_columns() -> None:
 
 
 def test_the_board_keeps_the_disqualified_and_tie_markers() -> None:
-    """Issue 33 item 9: `opjudge board` dropped what the page shows."""
+    """`opjudge board` had dropped what the page shows."""
     rows = [{"rank": 1, "team_name": "alpha", "online_score": 90.0, "latest_verdict": "AC"},
             {"rank": 2, "team_name": "bravo", "online_score": 90.0, "latest_verdict": "AC"},
             {"rank": None, "team_name": "cheat", "online_score": 0.0, "disqualified": True}]  # fmt: skip

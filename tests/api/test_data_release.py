@@ -1,4 +1,4 @@
-"""Issue 18 item 5: the data release, Parquet files with a data card that `datasets` loads,
+"""The data release (docs/organisers.md), Parquet files with a data card that `datasets` loads,
 team names anonymised on request, refused before the contest ends."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_the_release_is_parquet_with_a_data_card_and_anonymised_names(
     assert any(e.action == "export.release" and e.details == {"anonymise": True, "modes": ["ranked"]}
                for e in list_audit(session))
 
-    # Try the joins an attacker would (issue 32 item 5): the public final board against the release.
+    # Try the joins an attacker would: the public final board against the release.
     set_final_published(session, competition=contest.slug, published=True, actor=None, now=clock.now)
     answer = client.get(f"/api/v1/competitions/{contest.slug}/leaderboard", params={"final": "true"})
     assert answer.status_code == 200, answer.text

@@ -1,5 +1,5 @@
 """A run whose timing stayed disturbed through re-timing is marked everywhere its score shows and stays
-out of a final ranking until re-timed (issue 30 item 4; judge/retime.py does the re-timing)."""
+out of a final ranking until re-timed (docs/rules.md, "Disturbed hosts"; judge/retime.py does the re-timing)."""
 
 from __future__ import annotations
 

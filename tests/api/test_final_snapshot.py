@@ -1,4 +1,4 @@
-"""docs/rules.md "Final ranking" (issue 18 item 1): published only after the window (or with an audited
+"""docs/organisers.md, "The final ranking": published only after the window (or with an audited
 override), a stored snapshot that moves only when the organisers recompute it (audited, with the differences)."""
 
 from __future__ import annotations

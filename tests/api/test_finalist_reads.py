@@ -1,4 +1,4 @@
-"""Issue 18 item 6: a reviewer reads every submission of a finalist team through the API, ranked or not."""
+"""A reviewer reads every submission of a finalist team through the API, ranked or not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 4: what the security review found, each closed (headers, boundary, 422 shape)."""
+"""What a security review found, each closed (headers, boundary, 422 shape)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 4: a connection with unfinished headers or body is closed; complete requests still work."""
+"""A connection with unfinished headers or body is closed; complete requests still work."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The NPU clock as a competition setting (issue 14 item 4): set by organisers, sent with each run,
+"""The NPU clock as a competition setting: set by organisers, sent with each run,
 recorded with its result and shown on its report, in its JSON and in the CSV exports."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Organiser jobs through the admin API (issue 18 item 3), run by the worker code on this database."""
+"""Organiser jobs through the admin API (docs/organisers.md), run by the worker code on this database."""
 
 from __future__ import annotations
 

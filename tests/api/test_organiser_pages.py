@@ -1,4 +1,4 @@
-"""Issue 18 pages without a browser: the team's finals page, and the organisers' final-ranking page."""
+"""The organisers' pages without a browser: the team's finals page, and the organisers' final-ranking page."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_the_organisers_page_confirms_an_early_publish_and_recomputes(
     csrf = _as(pages, settings, contest, "admin")
     ask = pages.post("/admin/c/cup/final", data={"csrf": csrf, "published": "true"})
     assert ask.status_code == 200 and 'id="confirm-publish"' in ask.text and "still open" in ask.text
-    # Issue 32 item 8: the confirmation says what an early publication gives away while teams can submit.
+    # The confirmation says what an early publication gives away while teams can submit.
     assert 'id="private-warning"' in ask.text and "tune its kernel to the private cases" in ask.text
     # The first click published nothing (the API reads no cookie: this is an anonymous reader).
     assert pages.get("/api/v1/competitions/cup/leaderboard?final=true").status_code == 403
@@ -107,7 +107,7 @@ def test_the_reaudit_page_starts_a_job_and_lists_its_refusals(
 def test_the_team_pages_file_picker_offers_each_backends_own_file_types(
     pages: TestClient, settings: Settings, session: Session, contest: Contest, clock: Clock
 ) -> None:
-    """The picker's types are the upload's and the policy's one list (issue 30 item 5): no `.inc`."""
+    """The picker's types are the upload's and the policy's one list: no `.inc`."""
     from judge.backends import Backend
     from judge.submission import source_suffixes
 

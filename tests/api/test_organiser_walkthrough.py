@@ -1,4 +1,4 @@
-"""Issue 33 item 3: docs/organisers.md's walkthrough, run block by block as written, through the API."""
+"""docs/organisers.md's walkthrough, run block by block as written, through the API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The problem in the service (issue 17 item 1): `/api/v1/problems`, `/api/v1/problems/<slug>`, the header."""
+"""The problem in the service: `/api/v1/problems`, `/api/v1/problems/<slug>`, the header."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_a_hidden_baseline_is_not_read_through_another_competition(
     client: TestClient, contest: Contest, session: Session, settings: Settings
 ) -> None:
     """A team of a contest that hides its baseline asked for the problem through another contest that
-    shows it, and got the baseline source (issue 32 item 7): its own contest decides for it."""
+    shows it, and got the baseline source: its own contest decides for it."""
     assert client.patch(f"/api/v1/admin/competitions/{contest.slug}", headers=contest.auth("admin"),
                         json={"baseline_public": False}).status_code == 200  # fmt: skip
     make_contest(session, settings, slug="open-cup", teams=("zulu",))  # shows its baseline

@@ -1,4 +1,4 @@
-"""A waiting run's place in its queue and the estimate of its wait (issue 17 item 3)."""
+"""A waiting run's place in its queue and the estimate of its wait (docs/user-guide.md, "Submitting")."""
 
 from __future__ import annotations
 

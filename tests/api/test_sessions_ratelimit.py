@@ -1,4 +1,4 @@
-"""Issue 19 item 4: logout revokes the page session; failed token checks are rate-limited per address."""
+"""Logout revokes the page session; failed token checks are rate-limited per address."""
 
 from __future__ import annotations
 

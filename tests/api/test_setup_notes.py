@@ -1,4 +1,4 @@
-"""Issue 33 item 4: the set-up answers say what a default the organiser did not choose came to: the
+"""The set-up answers say what a default the organiser did not choose came to: the
 freeze of a new competition, and the backends an attached problem got (those a worker serves)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Machine review through the admin API and the organisers' pages (issue 18 item 2)."""
+"""Machine review through the admin API and the organisers' pages (docs/organisers.md)."""
 
 from __future__ import annotations
 

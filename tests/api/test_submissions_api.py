@@ -112,7 +112,7 @@ def test_a_team_sees_one_pass_or_fail_for_the_private_set_until_the_final_rankin
     client: TestClient, contest: Contest, database: Database
 ) -> None:
     """A pass or fail per private case under a stable label is one bit per run per case: binary search
-    on its size (issue 32 item 2). Organisers keep the detail; teams get it after publication."""
+    on its size. Organisers keep the detail; teams get it after publication."""
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
         run_id = judge_run_id(session, created["id"])
@@ -136,7 +136,7 @@ def test_a_team_sees_one_pass_or_fail_for_the_private_set_until_the_final_rankin
 def test_a_test_run_has_no_score_in_any_list_even_one_stored_as_0(
     client: TestClient, contest: Contest, database: Database
 ) -> None:
-    """Workers before issue 33 stored 0.0 for a failed test run; the lists showed 0.00 (issue 33 item 1)."""
+    """Older workers stored 0.0 for a failed test run; the lists showed 0.00 (a test run has no score)."""
     parts = [("files", ("kernel.cpp", KERNEL, "text/x-c++src"))]
     created = client.post("/api/v1/submissions", headers=contest.auth("alpha"), files=parts,
                           data={"problem": "add_mul_relu", "backend": "cpu", "mode": "test"}).json()  # fmt: skip

@@ -1,4 +1,4 @@
-"""Helpers for the page and team-CLI tests (issue 5): a live `opjudge serve`, results written by a
+"""Helpers for the page and team-CLI tests: a live `opjudge serve`, results written by a
 "worker elsewhere", and a real headless Chromium.
 
 The server is the embedded default (SQLite file, in-process worker) on a free

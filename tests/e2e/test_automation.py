@@ -1,4 +1,4 @@
-"""Automation (issue 17 item 6): every team command's `--json` and exit codes against a live
+"""Automation (docs/automation.md): every team command's `--json` and exit codes against a live
 `opjudge serve`, and the loop of docs/automation.md run as written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Organiser jobs end to end (issue 18 items 2 and 3): `opjudge serve` on PostgreSQL and Redis,
+"""Organiser jobs end to end (re-audit and machine review): `opjudge serve` on PostgreSQL and Redis,
 a separate `opjudge worker` (Celery) judging the uploads and then running the re-audit and the
 machine review it is sent through the admin API."""
 

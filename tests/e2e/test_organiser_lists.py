@@ -1,4 +1,4 @@
-"""Issue 33 items 2 and 5 on the pages, without a browser: the organisers' recent submissions say
+"""The organisers' lists and the report on the pages, without a browser: the organisers' recent submissions say
 each one's competition and mode; a report's error cells are red only where that bound is passed."""
 
 from __future__ import annotations

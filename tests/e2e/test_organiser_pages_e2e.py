@@ -1,4 +1,4 @@
-"""Issue 18 pages in real headless Chromium against a live `opjudge serve` (embedded worker):
+"""The organisers' pages in real headless Chromium against a live `opjudge serve` (embedded worker):
 a team marks its finals, organisers run machine review and decide a pair side by side, and
 re-audit under today's policy. Results are written into the server's database as a worker
 elsewhere would (tests/e2e/conftest_pages.py), with the sources each test needs."""

@@ -1,4 +1,4 @@
-"""The pages in real headless Chromium against a live `opjudge serve` (issue 5, "What it must show").
+"""The pages in real headless Chromium against a live `opjudge serve` (docs/user-guide.md).
 
 One server for the module, seeded with the demo: alpha and bravo get results
 written by a "worker elsewhere" with known ratios (so the order is known),

@@ -1,4 +1,4 @@
-"""The profile of the timed cases from the judge to the page (issue 17 item 4): a real OpenMP kernel
+"""The profile of the timed cases from the judge to the page (docs/user-guide.md): a real OpenMP kernel
 judged by a live `opjudge serve`'s worker, its profile read through the API and on the report
 page in headless Chromium (a table and a chart per case); a private case's profile is never served."""
 

@@ -1,5 +1,5 @@
 """The README's short tour, run as written against `opjudge serve --seed-demo --judge-baselines`
-(what `make run` starts): every request of it must succeed (issue 17 item 5, first bullet)."""
+(what `make run` starts): every request of it must succeed."""
 
 from __future__ import annotations
 

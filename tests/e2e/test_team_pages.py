@@ -1,4 +1,4 @@
-"""What a new team meets in the browser (issue 17 items 1, 2 and 5), in real headless Chromium
+"""What a new team meets in the browser (docs/user-guide.md), in real headless Chromium
 against a live `opjudge serve`: the problem and rules pages, run modes on the team page, refused
 uploads explained in place, the countdown, /docs without internet, the favicon, a phone's width."""
 
@@ -162,7 +162,7 @@ def test_the_team_pages_score_column_fits_a_phone(site: LiveSite, new_page: Any)
 
 
 def test_links_headers_form_and_a_disqualified_teams_row_read_right(site: LiveSite, new_page: Any) -> None:
-    """Issue 33 item 8, each as a new user met it."""
+    """Rough edges a new user met, each as they met it."""
     from tests.e2e.conftest_pages import StoreWriter
 
     page = new_page()

@@ -1,4 +1,4 @@
-"""The new team-facing parts of the pages without a browser (issue 17): the queue position on a
+"""The new team-facing parts of the pages without a browser: the queue position on a
 waiting run's report, the mode on the report and the team page, the tie mark on the board, the
 kernel-output box, and problem pages for a backend the competition does not judge."""
 
@@ -76,7 +76,7 @@ def test_problem_pages_refuse_a_backend_the_competition_does_not_judge(app_clien
 
 
 def test_the_pass_rule_and_the_report_explain_their_terms(app_client: AppClient) -> None:
-    """Issue 33 item 5: tolerances in words, not raw keys; MERE explained where the report shows it."""
+    """Tolerances in words, not raw keys; MERE explained where the report shows it."""
     client, seed, database = app_client
     page = client.get("/p/sparse_flash_attention_grad").text
     table = page.split('id="tolerances"', 1)[1].split("</table>", 1)[0]

@@ -1,4 +1,4 @@
-"""Does a hostile fixture's built library still perform its act? (issue 16.3)
+"""Does a hostile fixture's built library still perform its act? (docs/security.md, "The exploit corpus")
 
 An optimiser can quietly turn an exploit into an honest kernel: g++ -O3 deleted the allocation
 loop of `exploit_leak_until_runner_fails` (its result was unused), so the entry tested nothing

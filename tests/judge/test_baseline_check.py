@@ -1,4 +1,4 @@
-"""Every baseline is checked against the oracle on its first call of each case (issue 14, item 3).
+"""Every baseline is checked against the oracle on its first call of each case.
 
 On the CPU track with add_mul_relu: a baseline kernel that builds, runs and returns 0 but computes
 the wrong thing must never score a run (IE, the reason in the worker's log), and a right one is

@@ -1,4 +1,4 @@
-"""`opjudge doctor --baselines`: every timed case's baseline runs once before a contest (issue 29, item 4)."""
+"""`opjudge doctor --baselines`: every timed case's baseline runs once before a contest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The CPU profile of timed cases (issue 17 item 4): the sections' figures, and a real uneven
+"""The CPU profile of timed cases: the sections' figures, and a real uneven
 OpenMP kernel profiled through the whole pipeline (public cases only, after timing)."""
 
 from __future__ import annotations

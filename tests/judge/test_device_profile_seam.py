@@ -1,4 +1,4 @@
-"""The device tracks' profilers (issue 17 item 4): the seam runs one untimed pass of a public case in
+"""The device tracks' profilers (docs/profiles.md): the seam runs one untimed pass of a public case in
 a fresh child started under the tool's command line, and says why not where the tool is missing.
 
 Nsight Compute and msprof cannot run here: their command lines and parsers are

@@ -51,7 +51,7 @@ def shared_cache(tmp_path_factory):
 def test_corpus_is_not_empty():
     verdicts = {f.verdict for f in FIXTURES}
     assert {"AC", "WA", "CE", "RE", "TLE"} <= verdicts
-    # Issue 15: at least four different ways of relying on what contract_indices rows break.
+    # At least four different ways of relying on what contract_indices rows break.
     assert len([f for f in FLAG_FIXTURES if f.expect["wrong_only_with"] == "contract_indices"]) >= 4
 
 

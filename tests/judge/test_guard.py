@@ -1,4 +1,4 @@
-"""The runner's checks against work deferred past the clock (judge/runner/guard.py, issue 16 item 1)."""
+"""The runner's checks against work deferred past the clock (judge/runner/guard.py; docs/security.md, layer 5)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_page_touch_reads_one_byte_of_every_page_and_the_last():
 
 
 def test_a_runaway_mapping_count_is_tampering_and_the_read_stays_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Issue 31 item 4: ~60,000 mappings made the check take 130 ms, a window for a helper thread. The
+    """About 60,000 mappings once made the check take 130 ms, a window for a helper thread. The
     read stops at MAX_MAPPINGS, and so many mappings are themselves a finding (one the worker accepts)."""
     import mmap
 

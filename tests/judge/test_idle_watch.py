@@ -1,4 +1,4 @@
-"""The submission's process tree stays idle while the baseline is timed (issue 31 item 2)."""
+"""The submission's process tree stays idle while the baseline is timed (docs/security.md, layer 5)."""
 
 from __future__ import annotations
 

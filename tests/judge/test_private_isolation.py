@@ -1,4 +1,4 @@
-"""Private cases stay private (issue 31 item 3): nothing a team sees of a public case can carry a
+"""Private cases stay private (docs/security.md, layer 5): nothing a team sees of a public case can carry a
 private case's size, because the public cases are checked, timed and profiled in one child and the
 private ones only afterwards, in a fresh child (judge/pipeline.py).
 

@@ -101,7 +101,7 @@ def _forged(header_bytes: bytes) -> bytes:
 @pytest.mark.parametrize("header", [b"[]", b"3", b'"op"', b"null", b'{"blobs": 5}', b'{"blobs": [["dq"]]}',
                                     b'{"blobs": [[1, 2]]}', b'{"blobs": [["dq", true]]}', b'{"blobs": [5]}'])
 def test_a_forged_frame_of_another_shape_is_a_violation_not_a_crash(pipe, header):
-    """Issue 31 item 6: a header `[]` raised TypeError in the worker (IE, a free bit per run)."""
+    """A header `[]` once raised TypeError in the worker (IE, a free bit per run)."""
     r, w = pipe
     os.write(w, _forged(header))
     with pytest.raises(ProtocolViolation, match="malformed"):

@@ -1,4 +1,4 @@
-"""`opjudge judge`'s terminal report (issue 33 item 9): whole case names off a terminal, and no error
+"""`opjudge judge`'s terminal report: whole case names off a terminal, and no error
 figure for an output that held NaN or Inf (its errors cover the finite elements only)."""
 
 from __future__ import annotations

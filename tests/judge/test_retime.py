@@ -1,4 +1,4 @@
-"""A disturbed timing phase is timed again, and one that stays disturbed says so (issue 30 item 4)."""
+"""A disturbed timing phase is timed again, and one that stays disturbed says so (docs/rules.md, "Disturbed hosts")."""
 
 from __future__ import annotations
 

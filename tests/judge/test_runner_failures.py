@@ -1,4 +1,4 @@
-"""A runner child's error report and call report, as the worker reads them (issue 16.2, 16.3)."""
+"""A runner child's error report and call report, as the worker reads them (docs/security.md, layer 5)."""
 
 from __future__ import annotations
 

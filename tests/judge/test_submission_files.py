@@ -40,7 +40,7 @@ def test_binary_and_non_utf8_files_are_refused_before_they_cost_a_run() -> None:
 
 
 def test_each_backend_accepts_the_file_types_its_policy_does() -> None:
-    """One list per backend, the policy's (issue 30 item 5): upload, CLI and source check agree."""
+    """One list per backend, the policy's: upload, CLI and source check agree."""
     from judge.backends import Backend
     from judge.policy import check_sources, rules_for
     from judge.submission import source_suffixes

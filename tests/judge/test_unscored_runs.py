@@ -1,4 +1,4 @@
-"""A test run has no score anywhere, passed or failed (issue 33 item 1): only timed runs are scored,
+"""A test run has no score anywhere, passed or failed (docs/rules.md, "Run modes"): only timed runs are scored,
 and a failed timed run scores 0."""
 
 from __future__ import annotations

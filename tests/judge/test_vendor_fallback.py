@@ -1,4 +1,4 @@
-"""A vendor baseline that fails on a case its contract takes: the baseline kernel times it (issue 29, item 4).
+"""A vendor baseline that fails on a case its contract takes: the baseline kernel times it.
 
 Before, the failure surfaced in the baseline's child and the team's run ended IE. Now the child tries
 the operator once per case, untimed, before its first use; on failure it times the baseline kernel

@@ -1,4 +1,4 @@
-"""judge/oracle_cache.py bounds (issue 19): entries go by age and by size, least recently used first."""
+"""judge/oracle_cache.py bounds (docs/operations.md): entries go by age and by size, least recently used first."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pass rule's margins on fixed seeds (issue 30, item 2): bench/pass_rule_margins.py's machinery on the
+"""The pass rule's margins on fixed seeds: bench/pass_rule_margins.py's machinery on the
 riskiest small CPU cases, cheap enough for every run. The bench itself proves the margins over hundreds of
 fresh draws; here the figures of a few fixed seeds must stay inside bounds measured with it, with headroom.
 

@@ -135,7 +135,7 @@ def test_work_counts_the_pairs_of_the_dense_mask(sfag, case_factory, dense, flag
 
 
 def test_the_float32_mere_floor_is_relative_to_the_outputs_scale(sfag, case_factory):
-    """2^-14 * max(1, max|G|) (issue 30): elements far below an output's maximum, whose relative error is
+    """2^-14 * max(1, max|G|) (statement.md): elements far below an output's maximum, whose relative error is
     float32 rounding of much larger terms, no longer decide MERE; the max rule still holds them."""
     case, truth, _ = _setup(sfag, case_factory, "float32")
     scaled, outputs = {}, {}

@@ -1,4 +1,4 @@
-"""GET /metrics (issue 19 item 3): its values after runs judged for real by the worker code."""
+"""GET /metrics: its values after runs judged for real by the worker code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 32 item 6: an organiser job holds no write lock while it works (embedded SQLite has one), and
+"""An organiser job holds no write lock while it works (embedded SQLite has one), and
 in the embedded server it takes turns with the judge run instead of building beside its timing."""
 
 from __future__ import annotations

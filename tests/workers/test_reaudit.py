@@ -1,4 +1,4 @@
-"""Issue 18 item 3: re-audit under today's policy lists what it refuses, with the rule and the place;
+"""Re-audit under today's policy lists what it refuses, with the rule and the place;
 with `rebuild` the libraries are built and checked again; nothing is disqualified."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18 item 2: machine review finds a renamed copy between two teams, not an independent
+"""Machine review finds a renamed copy between two teams, not an independent
 kernel, with the baseline subtracted; decisions per pair are audited and survive a new job."""
 
 from __future__ import annotations

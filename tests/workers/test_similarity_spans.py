@@ -1,4 +1,4 @@
-"""Issue 33 item 6: machine review's highlights start and end on whole tokens of the original text,
+"""Machine review's highlights start and end on whole tokens of the original text,
 also where it has leading blank lines and CRLF line ends (copydetect's own mapping cut `uint3|2_t`)."""
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def test_add_mul_relu_kernels(amr: Problem, libs: dict[str, Path]) -> None:
 
 
 def test_add_mul_relu_ported_exploits(amr: Problem, libs: dict[str, Path]) -> None:
-    """KernelGuard's hardcoded shapes and KernelBench's result reuse, on the CUDA ABI (issue 16)."""
+    """KernelGuard's hardcoded shapes and KernelBench's result reuse, on the CUDA ABI (docs/security.md)."""
     public = next(c for c in amr.cases_for(Backend.CUDA) if c.params["n"] == 4097)
     gated = libs[f"{AMR}/exploit_shape_gated"]
     assert call_on_host(gated, amr, public, seed=3).passed  # right where it knows the size

@@ -1,4 +1,4 @@
-"""What the build template gives teams' host and Cube code (issue 14, items 7 and 8).
+"""What the build template gives teams' host and Cube code (docs/npu-worker.md).
 
 Checked against CANN's own build files (cannmirror/asc-devkit, cmake/asc/legacy_modules): host code
 as host_intf.cmake compiles CANN's (_GLIBCXX_USE_CXX11_ABI=0), kernels with HAVE_WORKSPACE and

@@ -1,4 +1,4 @@
-"""The CANN part of the NPU import list is derived from recorded symbol lists, not written by hand (issue 29).
+"""The CANN part of the NPU import list is derived from recorded symbol lists, not written by hand.
 
 judge/tracks/npu/cann_8.5.0_imports.txt must be what data/cann_v8.5.0/derive_imports.py makes of
 the undefined-symbol lists regen.sh recorded from asc-devkit v8.5.0's runtime objects and the generator's

@@ -1,4 +1,4 @@
-"""CANN's layout as its own build files give it (issue 14, item 8).
+"""CANN's layout as its own build files give it.
 
 data/host_config_soc_lists.txt holds host_config.cmake's SoC lists and compiler probe
 (cannmirror/asc-devkit): the judge accepts exactly those SoCs and looks for the compiler in the

@@ -1,4 +1,4 @@
-"""Device faults after a call, read with CANN's own error-code table (issue 14, item 5).
+"""Device faults after a call, read with CANN's own error-code table.
 
 data/rt_error_codes_507.txt is the 5070xx block of hicann/runtime's rt_error_codes.h; the judge's
 table must agree with it code by code, and a fault of the team's kernel is RE or TLE, never IE.

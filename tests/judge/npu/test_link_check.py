@@ -1,4 +1,4 @@
-"""The NPU library policy by object (issue 14, item 1): CANN's objects may call its launch path, the team's may not.
+"""The NPU library policy by object: CANN's objects may call its launch path, the team's may not.
 
 The names come from CANN 8.5.0's own objects (data/cann_v8.5.0/symbols: asc-devkit v8.5.0's runtime
 sources compiled with g++ 12, and the generator's host stubs, each one's undefined symbols recorded by
@@ -92,7 +92,7 @@ def test_the_cann_list_holds_every_call_of_canns_own_objects() -> None:
     missing = [f"{obj}: {name}" for obj, name in CALLS
                if name not in DEFINED and name != "_GLOBAL_OFFSET_TABLE_" and not RULES.import_allowed(name)]
     assert not missing, f"CANN's own objects call these and the library check would refuse them: {missing}"
-    # What the review found refused before (issue 29, item 3): aicpu_rt.cpp's thread and sleep, v8.5.0's log.
+    # What a review found refused before: aicpu_rt.cpp's thread and sleep, v8.5.0's log.
     for name in ("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
                  "_ZNSt6thread4joinEv", "_ZNSt6thread6_StateD2Ev", "nanosleep", "AlogCheckDebugLevel", "AlogRecord",
                  "_ZNSaIcEC1Ev", "MsprofReportApi", "tolower", "_ZNSsC1EPKcRKSaIcE"):

@@ -186,7 +186,7 @@ def test_the_generated_headers_are_the_generators_for_the_three_kernel_files() -
 
 
 def test_a_by_value_tiling_does_not_compile_against_the_generated_launcher(tmp_path: Path) -> None:
-    """What the starter did before (issue 29): `<<<>>>` with `*tiling`, which the host pass turns into a
+    """What the starter did before: `<<<>>>` with `*tiling`, which the host pass turns into a
     call of the triple-chevrons header's `sfag_zero(blocks, hold, stream, workspace, SfagTiling*)`."""
     if shutil.which("g++") is None:
         pytest.skip("needs g++")

@@ -1,4 +1,4 @@
-"""The starter and team-shaped kernels as CANN 8.5.0's own host-stub generator wrote them (issue 29).
+"""The starter and team-shaped kernels as CANN 8.5.0's own host-stub generator wrote them.
 
 The files under data/cann_v8.5.0/generator/out/ are the outputs of asc-devkit's
 cmake/asc/legacy_modules/util/extract_host_stub.py at tag v8.5.0, run by that folder's regen.sh on

@@ -1,4 +1,4 @@
-"""The NPU worker image pins versions that go together (issue 14, item 6).
+"""The NPU worker image pins versions that go together.
 
 data/torch_npu_compatibility.txt holds Ascend/pytorch COMPATIBILITY.md's rows; the op-plugin branch
 (the second half of the GitCode branch) must be one that registers npu_sparse_flash_attention_grad:

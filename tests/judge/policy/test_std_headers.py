@@ -1,4 +1,4 @@
-"""The standard headers a CPU kernel may include pass both checks (issue 30, "Standard C++ is refused").
+"""The standard headers a CPU kernel may include pass both checks (docs/rules.md).
 
 The allowed imports are derived from probes (tests/judge/policy/probes): kernels using each allowed
 header's common API, built with the judge's compiler and flags. A recorded list (probes/imports.txt,

@@ -1,4 +1,4 @@
-"""restrict_runner(): threads still work, no process or program can start (issue 3)."""
+"""restrict_runner(): threads still work, no process or program can start (docs/security.md, layer 4)."""
 
 from __future__ import annotations
 

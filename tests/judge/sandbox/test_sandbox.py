@@ -1,4 +1,4 @@
-"""The sandbox contains what it must: files, network, writes, processes, time (issue 3)."""
+"""The sandbox contains what it must: files, network, writes, processes, time (docs/security.md, "3. Sandbox")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """seal_runner(): once the libraries are loaded, no signal action, executable memory or new filter
-(issue 16.4); what the runner itself does after loading still works."""
+(docs/security.md, 4b); what the runner itself does after loading still works."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_the_runner_still_works_when_sealed() -> None:
         "ctypes.CDLL('libresolv.so.2')",  # new code mapped executable
         "os.open('/proc/self/mem', os.O_RDWR)",  # its writes ignore page protections
         "open(os.devnull, 'w')",
-        "os.memfd_create('hoard')",  # shmem pages outside RLIMIT_AS (issue 31 item 5)
+        "os.memfd_create('hoard')",  # shmem pages outside RLIMIT_AS
         "libc.shmget(0, 1 << 20, 0o1600)",  # IPC_PRIVATE | IPC_CREAT | 0600: SysV shm, no per-segment bound
     ],
     ids=["sigaction", "mmap-exec", "mprotect-exec", "personality", "new-filter", "dlopen", "proc-mem", "write",

@@ -1,4 +1,4 @@
-"""Probes of the standard headers a CPU kernel may include (issue 30: standard C++ was refused, false SV).
+"""Probes of the standard headers a CPU kernel may include (docs/rules.md).
 
 Each probe here (*.cpp, *.c) is a small kernel that exercises the common API of a family of the
 allowed headers: containers instantiated with int and float, std::function called, smart pointers,
