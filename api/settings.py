@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     db_pool_timeout_s: float = 10.0
     broker_url: str = "memory://"
 
-    # Mixed into every case seed (docs/rules.md "fresh inputs from a seed the submission cannot predict").
+    # Mixed into every case seed (docs/rules.md: "fresh inputs, made from a seed you cannot predict").
     judge_secret: SecretStr | None = None
     # HMAC key for API tokens: the database holds HMAC-SHA256(pepper, token), never the token.
     token_pepper: SecretStr | None = None
@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     max_files: int = Field(default=16, gt=0)
     max_file_bytes: int = Field(default=512 * KIB, gt=0)
 
-    # Defaults of a new competition's quotas (docs/rules.md "Competition rules the service enforces").
+    # Defaults of a new competition's quotas (docs/rules.md, "Contest rules the service enforces").
     quota_per_day: int = Field(default=50, ge=1)
     min_interval_s: int = Field(default=90, ge=0)
     max_in_flight: int = Field(default=2, ge=1)

@@ -22,7 +22,7 @@ class CaseSet(StrEnum):
 
 
 class Stage(StrEnum):
-    """Stages of a run (docs/rules.md, "Stages of a run"), reported as they start."""
+    """Stages of a run (docs/rules.md, "What happens to a submission"), reported as they start."""
 
     QUEUED = "queued"
     POLICY = "policy"

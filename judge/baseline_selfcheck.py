@@ -7,7 +7,7 @@ baseline that fails on a case it is given makes that judging IE, the judge's fau
 find such a case before the contest, not a team: `opjudge doctor --baselines PROBLEM --backend B`
 judges the baseline kernel's own sources as a submission over the timed sets, which runs every
 timed case's baseline once beside it, and reports per case which baseline timed it and whether the
-run went through (docs/operations.md, "Before the contest").
+run went through (docs/operations.md, "Attach a new worker host to a queue").
 """
 
 from __future__ import annotations

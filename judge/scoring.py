@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-DEFAULT_SCORE_CAP = 200.0  # docs/rules.md: "capped at the competition's maximum"
+DEFAULT_SCORE_CAP = 200.0  # docs/rules.md, "Scoring": "up to the competition's cap"
 
 
 def case_score_vs_best(ratio: float, best_ratio: float) -> float:

@@ -27,7 +27,7 @@ class Verdict(StrEnum):
         return self is not Verdict.IE
 
 
-# docs/rules.md: "the first that applies in this order".
+# docs/rules.md, "Verdicts": "When several apply, the first in this list wins."
 PRECEDENCE: tuple[Verdict, ...] = (
     Verdict.IE,
     Verdict.CE,

@@ -116,6 +116,6 @@ class FreezeUpdate(Create):
 
 class FinalPublish(Create):
     published: bool
-    # While the submission window is open, publishing needs both (docs/rules.md "Final ranking"; audited).
+    # While the submission window is open, publishing needs both (docs/organisers.md, "The final ranking"; audited).
     override: bool = False
     reason: PlainText = Field(default="", max_length=2000)

@@ -40,7 +40,7 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-DEFAULT_RUBRIC = {"design": 40, "code_quality": 30, "presentation": 30}  # docs/rules.md, "Reviewer score"
+DEFAULT_RUBRIC = {"design": 40, "code_quality": 30, "presentation": 30}  # docs/rules.md, "Scoring" (reviewers)
 
 
 class Base(DeclarativeBase):

@@ -119,7 +119,8 @@ def leaderboard(
     now = now or utcnow()
     problems = _problems(session, comp)
     if final:
-        # docs/rules.md "Final ranking": once taken, the stored snapshot is the ranking; it never moves by itself.
+        # docs/organisers.md, "The final ranking": once taken, the stored snapshot is the ranking; it never
+        # moves by itself.
         from api.store.final_ranking import stored_final  # the snapshot module builds on this one
 
         board = stored_final(session, competition_id=comp.id) or _final(session, comp, problems, now)
@@ -191,7 +192,7 @@ def _live_standing(session: Session, board: Leaderboard, team_id: int) -> list[T
 
     Under `relative_to: best` a score depends on r*_c, which other teams' later
     results move: score the team's entries against the frozen board's r*_c, so its
-    own row shows only its own results (docs/rules.md "Freeze").
+    own row shows only its own results (docs/rules.md, "Contest rules the service enforces": freeze).
     """
     if board.relative_to is RelativeTo.BEST:
         return compute_standings(session, competition_id=board.competition_id, case_set=CaseSet.BENCHMARKS,

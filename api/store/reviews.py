@@ -1,4 +1,4 @@
-"""Reviewer marks (docs/rules.md "Reviewer score"): one current review per reviewer and team, history kept."""
+"""Reviewer marks (docs/rules.md, "Scoring": reviewers): one current review per reviewer and team, history kept."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The contest rules the service enforces on uploads (docs/rules.md "Competition rules")."""
+"""The contest rules the service enforces on uploads (docs/rules.md, "Contest rules the service enforces")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Rules every C/C++ backend shares; judge/policy/<backend>.py adds its own to these.
 
-Each list names what a kernel never needs (docs/rules.md, "Stages of a run"):
+Each list names what a kernel never needs (docs/rules.md, "What happens to a submission"):
 files, network, processes, threads outside OpenMP, loading code, system
 calls, timers, inline assembly, code that runs at load time, the environment,
 signals.

@@ -117,7 +117,7 @@ def under_profiler(host: HostConfig, env: dict[str, str],
     "当前不支持设置ASCEND_RT_VISIBLE_DEVICES环境变量后,使用msProf工具") and has no device option of its own
     (msopprof's options: the application picks the device). So the profiled child sets the device
     itself, by the id the runtime gives it among the devices this host or container shows
-    (`logical_index`); docs/npu-worker.md, "Profiles".
+    (`logical_index`); docs/npu-worker.md, "Profiling with msprof op".
     """
     env = {k: v for k, v in env.items() if k != "ASCEND_RT_VISIBLE_DEVICES"}
     return env, {**options, "device_index": logical_index(device_index(host))}

@@ -22,7 +22,7 @@ std::allocator<char> members a compiler's inlining choice imports or not (CANN's
 built by Huawei, maybe at another -O than the recording), and the imports of CANN's static host
 libraries a team's host code may pull in (libtiling_api.a: logging, profiling, mmpa), not yet recorded.
 A CANN object importing a name neither lists is refused and the `npu`-marked test prints it
-(docs/npu-worker.md, "First run on hardware").
+(docs/npu-worker.md, "First host").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""NPU policy rules as data (docs/rules.md "Policy check"), in judge/policy's `BackendRules` shape.
+"""NPU policy rules as data (docs/rules.md, stage 1; docs/security.md, layer 1), in judge/policy's `BackendRules` shape.
 
 judge/policy/npu.py re-exports `RULES` so the registry finds it; the checks themselves are
 judge/policy's. What the NPU adds to the rules every C/C++ backend shares:

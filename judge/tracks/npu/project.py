@@ -21,7 +21,7 @@ from judge.toolchains.base import SourceFile
 KERNEL_SUFFIX = "_kernel.cpp"
 HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
 HEADER_SUFFIXES = (".h", ".hpp")
-# The judge's fixed flags (docs/rules.md "The judge's flags only").
+# The judge's fixed flags (docs/rules.md: "the judge's compiler flags only").
 KERNEL_FLAGS = ("-O3",)
 HOST_FLAGS = ("-O2", "-std=c++17", "-fPIC", "-fvisibility=default")
 PROJECT_DIR = "opjudge_cmake"  # under the build's workdir; names no submission file can take

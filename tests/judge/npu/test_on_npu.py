@@ -2,7 +2,7 @@
 
 All marked `npu` and skipped elsewhere with the reason (conftest.npu_hardware_missing). They
 read the host from CANN's set_env.sh environment, the way a worker does, and are the checks to
-run first on a new NPU worker (docs/npu-worker.md, "First run on hardware").
+run first on a new NPU worker (docs/npu-worker.md, "First host").
 """
 
 from __future__ import annotations
