@@ -1,4 +1,4 @@
-"""Seeds the submission cannot predict (docs/rules.md, stage 3 and "Fresh content every call")."""
+"""Seeds the submission cannot predict (docs/rules.md, stage 3; docs/security.md, layer 5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The policy check of the built library (docs/rules.md, stage 1, "After building").
+"""The policy check of the built library (docs/rules.md, "What happens to a submission", step 2).
 
 Reads the ELF file itself (dynamic symbols, dynamic tags, sections) and
 disassembles every executable section with objdump. A symbol check alone is
