@@ -2,33 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, from_view
 from api.schemas.bounds import Number, PlainText
 from api.store import RankedBy, RelativeTo
+from api.store.modes import ModeQuota
 from api.store.types import INT_MAX
+from api.store.views import CompetitionView, ProblemLink
 from judge.backends import Backend
 from judge.modes import RunMode
 
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 
-class ProblemLinkPublic(Public):
-    slug: str
-    version: int
-    title: str
-    backends: list[Backend]
-    definition_hash: str
+class ProblemLinkPublic(from_view(ProblemLink)):
+    pass
 
 
-class ModeQuotaPublic(Public):
-    per_day: int
-    min_interval_s: int
-    max_in_flight: int
+class ModeQuotaPublic(from_view(ModeQuota)):
+    pass
 
 
 class ModeQuotaUpdate(Create):
@@ -39,33 +34,11 @@ class ModeQuotaUpdate(Create):
     max_in_flight: int | None = Field(default=None, ge=1, le=INT_MAX)
 
 
-class CompetitionPublic(Public):
-    slug: str
-    title: str
-    starts_at: datetime
-    ends_at: datetime
-    freeze_at: datetime | None
-    quota_per_day: int
-    min_interval_s: int
-    max_in_flight: int
-    online_weight: float
-    reviewer_weight: float
-    relative_to: RelativeTo
-    ranked_by: RankedBy
-    score_cap: float
-    rubric: dict[str, float]
-    reproduction_tolerance: float
-    final_published: bool
-    finals_limit: int  # ranked_by `chosen`: finals a team may mark per problem
+# The API names a competition by its slug; `board_version` only keys the leaderboard cache.
+class CompetitionPublic(from_view(CompetitionView, exclude=("id", "board_version"))):
     problems: list[ProblemLinkPublic]
-    # Every run mode's quota (docs/rules.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
-    baseline_public: bool = True  # the problem pages show the baseline kernel's source
-    # The NPU track's clock: "events" or "device" (profiler device time, launches counted), and under
-    # "device" the launches one timed call of a team's kernel may make (0: any). None: the workers'
-    # default (OPJUDGE_NPU_TIMING, else "events"). Each run's report says which clock timed it.
     npu_timing: Literal["events", "device"] | None = None
-    npu_max_launches: int | None = None
     # Set-up answers only: what a default the organiser did not choose came to (the freeze, an attached
     # problem's backends), in words (api/setup_notes.py).
     notes: list[str] = []

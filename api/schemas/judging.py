@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field, model_validator
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, Public, from_view
 from api.schemas.bounds import PlainText, SubmissionRef, TeamId
-from api.store import RunStatus
+from api.store.views import AuditView, QueueLoad, ReproductionView, WorkerView
 from judge.modes import RunMode
-from judge.verdict import Verdict
 
 
 class RejudgeCreate(Create):
@@ -44,19 +42,8 @@ class ReproductionCreate(Create):
     top_n: int = Field(ge=1, le=1000)
 
 
-class ReproductionPublic(Public):
-    run_id: int
-    original_run_id: int | None
-    submission_id: int
-    team_id: int
-    team_name: str
-    problem: str
-    status: RunStatus
-    verdict: Verdict | None
-    flagged: bool
-    flag_reason: str
-    created_at: datetime
-    finished_at: datetime | None
+class ReproductionPublic(from_view(ReproductionView)):
+    pass
 
 
 class DisturbedRunPublic(Public):
@@ -73,25 +60,13 @@ class DisturbedRunPublic(Public):
     finished_at: datetime | None
 
 
-class WorkerPublic(Public):
-    name: str
-    queue: str
-    info: dict[str, Any]
-    started_at: datetime
-    last_seen_at: datetime
+class WorkerPublic(from_view(WorkerView)):
+    pass
 
 
-class QueueLoadPublic(Public):
-    queue: str
-    status: RunStatus
-    runs: int
+class QueueLoadPublic(from_view(QueueLoad)):
+    pass
 
 
-class AuditPublic(Public):
-    id: int
-    at: datetime
-    competition_id: int | None
-    actor: str
-    action: str
-    target: str
-    details: dict[str, Any]
+class AuditPublic(from_view(AuditView)):
+    pass

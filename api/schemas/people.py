@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import Field
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, Public, from_view
 from api.schemas.bounds import IdFilter, PlainText
-from api.store import Role
+from api.store.views import IssuedToken, ReviewerView, TeamView, TokenInfo
 
 
 class TeamCreate(Create):
     name: PlainText = Field(min_length=1, max_length=100)
 
 
-class TeamPublic(Public):
-    id: int
-    name: str
-    competition_id: int
-    finalist: bool
-    created_at: datetime
+class TeamPublic(from_view(TeamView)):
+    pass
 
 
-class TokenCreated(Public):
-    token_id: int
-    token: str  # shown once: store it now
-    prefix: str
-    role: Role
-    team_id: int | None
-    reviewer_id: int | None
+class TokenCreated(from_view(IssuedToken)):
+    pass
 
 
 class TeamCreated(Public):
@@ -37,15 +26,8 @@ class TeamCreated(Public):
     token: TokenCreated
 
 
-class TokenPublic(Public):
-    token_id: int
-    prefix: str
-    role: Role
-    label: str
-    team_id: int | None
-    reviewer_id: int | None
-    created_at: datetime
-    revoked_at: datetime | None
+class TokenPublic(from_view(TokenInfo)):
+    pass
 
 
 class AdminTokenCreate(Create):
@@ -56,12 +38,8 @@ class ReviewerCreate(Create):
     name: PlainText = Field(min_length=1, max_length=100)
 
 
-class ReviewerPublic(Public):
-    id: int
-    name: str
-    competition_id: int
-    active: bool
-    created_at: datetime
+class ReviewerPublic(from_view(ReviewerView)):
+    pass
 
 
 class ReviewerCreated(Public):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import Field
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, Public, from_view
 from api.schemas.bounds import Number, PlainText
 from api.schemas.submissions import SubmissionPublic
+from api.store.views import FinalistView, ReviewView
 
 COMMENT_MAX_CHARS = 10_000  # the review page's form takes the same
 
@@ -18,24 +17,12 @@ class ReviewCreate(Create):
     comment: PlainText = Field(default="", max_length=COMMENT_MAX_CHARS)
 
 
-class ReviewPublic(Public):
-    id: int
-    reviewer_id: int
-    reviewer_name: str
-    team_id: int
-    team_name: str
-    marks: dict[str, float]
-    total: float
-    comment: str
-    created_at: datetime
-    is_current: bool
+class ReviewPublic(from_view(ReviewView)):
+    pass
 
 
-class FinalistPublic(Public):
-    team_id: int
-    team_name: str
-    submission_ids: dict[str, int]
-    online_score: float | None
+class FinalistPublic(from_view(FinalistView)):
+    pass
 
 
 class FinalistSubmissionPublic(Public):

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from api.schemas.base import Public
-from api.store import RunKind, RunStatus, SubmissionDetail
-from judge.backends import Backend, CaseSet, Isolation
+from api.schemas.base import Public, from_view
+from api.store import RunStatus, SubmissionDetail
+from api.store.views import CaseView, FileInfo, QuotaStatus, RunView, SubmissionSummary
 from judge.modes import RunMode
-from judge.verdict import Verdict
 
 
 class SubmissionCreated(Public):
@@ -26,21 +24,9 @@ class SubmissionCreated(Public):
     message: str
 
 
-class _SubmissionFields(Public):
-    team_id: int
-    team_name: str
-    problem: str
-    backend: Backend
-    mode: RunMode  # test and benchmark runs never count on the board
-    status: RunStatus
-    verdict: Verdict | None
-    score: float | None
-    sha256: str
-    file_count: int
-    total_bytes: int
-    created_at: datetime
-    disqualified_at: datetime | None
-    disqualify_reason: str | None
+# The audiences name a submission differently (the subclasses' `id`); the competition is the caller's.
+class _SubmissionFields(from_view(SubmissionSummary, exclude=("id", "competition_id", "public_id"))):
+    pass
 
 
 class SubmissionPublic(_SubmissionFields):
@@ -57,28 +43,8 @@ class SubmissionAdminPublic(_SubmissionFields):
     public_id: str
 
 
-class CasePublic(Public):
-    name: str
-    case_set: CaseSet
-    passed: bool
-    verdict: Verdict
-    message: str
-    errors: dict[str, Any]
-    sizes: dict[str, Any]
-    median_ns: float | None
-    mean_ns: float | None
-    min_ns: float | None
-    std_ns: float | None
-    count: int | None
-    baseline_median_ns: float | None
-    ratio: float | None
-    gflops: float | None
-    gbytes_per_s: float | None
-    flops: float
-    redacted: bool
-    # NPU device timing: the most launches one timed call made; the team's are capped, the baseline's never.
-    launches: int | None = None
-    baseline_launches: int | None = None
+class CasePublic(from_view(CaseView)):
+    pass
 
 
 class ProfileMetricPublic(Public):
@@ -112,45 +78,15 @@ class CaseProfilePublic(Public):
     sections: list[ProfileSectionPublic]
 
 
-class RunPublic(Public):
-    id: int
-    kind: RunKind
-    status: RunStatus
-    attempt: int
-    created_at: datetime
-    queued_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    stage: str | None
-    stage_times: dict[str, str]
-    verdict: Verdict | None
-    message: str
-    compile_log: str
-    kernel_output: str
-    findings: list[dict[str, Any]]
-    score: float | None
-    worker_host: str | None
-    device: str | None
-    toolchain: str | None
-    driver: str | None
-    isolation: Isolation | None
-    reproduction_of: int | None
-    flagged: bool
-    flag_reason: str
+# Not shown: the submission (the one asked about), the broker queue, and `number`, which
+# `SubmissionDetailPublic.for_team` puts in place of `id` for teams.
+class RunPublic(from_view(RunView, exclude=("submission_id", "queue", "number"))):
     cases: list[CasePublic]
-    # Which clock timed the run (NPU: "timing" events or device, "timing_detail", "max_launches").
-    timing: dict[str, str] = {}
     profiles: list[CaseProfilePublic] = []  # public timed cases of benchmark and ranked runs only
-    # Non-empty: the host stayed disturbed through every timing attempt (the reason); the score may be off
-    # by more than usual, and the run stays out of a final ranking until an organiser re-times it.
-    disturbed: str = ""
-    timing_attempts: int = 1  # timing phases run (more than one: the host was disturbed at first)
 
 
-class FilePublic(Public):
-    name: str
-    size: int
-    sha256: str
+class FilePublic(from_view(FileInfo)):
+    pass
 
 
 class QueuePlacePublic(Public):
@@ -188,15 +124,8 @@ class SourcePublic(Public):
     content: str  # decoded as UTF-8, undecodable bytes replaced
 
 
-class QuotaPublic(Public):
-    used_24h: int
-    limit_24h: int
-    left_24h: int
-    in_flight: int
-    max_in_flight: int
-    next_allowed_at: datetime | None
-    mode: RunMode = RunMode.RANKED
-    min_interval_s: int = 0
+class QuotaPublic(from_view(QuotaStatus)):
+    pass
 
 
 class MePublic(Public):

@@ -207,5 +207,5 @@ def _case_view(row: CaseResultRow, *, redact: bool, name: str = "") -> CaseView:
         name=row.name, case_set=row.case_set, passed=row.passed, verdict=row.verdict, message=row.message,
         errors=dict(row.errors), sizes=dict(row.sizes), median_ns=row.median_ns, mean_ns=row.mean_ns,
         min_ns=row.min_ns, std_ns=row.std_ns, count=row.count, baseline_median_ns=row.baseline_median_ns,
-        ratio=row.ratio, gflops=row.gflops, gbytes_per_s=row.gbytes_per_s, flops=row.flops,
+        ratio=row.ratio, gflops=row.gflops, gbytes_per_s=row.gbytes_per_s, flops=row.flops, redacted=False,
     )  # fmt: skip

@@ -1,4 +1,9 @@
-"""What store functions return: frozen dataclasses, so no ORM object leaves the store."""
+"""What store functions return: frozen dataclasses, so no ORM object leaves the store.
+
+Most are also the API's answers: the response schemas are built from these records
+(`api.schemas.base.from_view`), not declared again, so a field added, retyped or given a
+default here changes the OpenAPI document too (a field with a default is optional there).
+"""
 
 from __future__ import annotations
 
@@ -37,11 +42,11 @@ class Principal:
 @dataclass(frozen=True)
 class IssuedToken:
     token_id: int
-    token: str  # the secret itself: shown once, never stored
+    token: str  # the secret itself: shown once (store it now), never stored
     prefix: str
     role: Role
-    team_id: int | None = None
-    reviewer_id: int | None = None
+    team_id: int | None
+    reviewer_id: int | None
 
 
 @dataclass(frozen=True)
@@ -84,12 +89,16 @@ class CompetitionView:
     rubric: dict[str, float]
     reproduction_tolerance: float
     final_published: bool
+    finals_limit: int  # ranked_by `chosen`: finals a team may mark per problem
     board_version: int
     problems: tuple[ProblemLink, ...] = ()
-    mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)  # every mode's quota
+    # Every run mode's quota (docs/rules.md "Run modes"); the ranked one repeats the three fields above.
+    mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)
     baseline_public: bool = True  # teams may read the baseline's source on the problem page
-    finals_limit: int = 2  # ranked_by `chosen`: finals a team may mark per problem
-    # The NPU clock ("events" or "device") and launch cap; None: the worker's default (judge_settings.py).
+    # The NPU track's clock: "events" or "device" (profiler device time, launches counted), and under
+    # "device" the launches one timed call of a team's kernel may make (0: any). None: the workers'
+    # default (OPJUDGE_NPU_TIMING, else "events"; api/store/judge_settings.py). Each run's report says
+    # which clock timed it.
     npu_timing: str | None = None
     npu_max_launches: int | None = None
 
@@ -169,6 +178,7 @@ class SubmissionSummary:
     team_name: str
     problem: str
     backend: Backend
+    mode: RunMode  # test and benchmark runs never count on the board
     status: RunStatus
     verdict: Verdict | None
     score: float | None
@@ -178,7 +188,6 @@ class SubmissionSummary:
     created_at: datetime
     disqualified_at: datetime | None
     disqualify_reason: str | None
-    mode: RunMode = RunMode.RANKED
     public_id: str = ""  # what teams see and pass instead of `id` (api/store/public_ids.py)
 
 
@@ -201,8 +210,9 @@ class CaseView:
     gflops: float | None
     gbytes_per_s: float | None
     flops: float
-    redacted: bool = False  # a private case shown to a team: pass/fail only
-    # The most launches one timed call made, under the NPU's device timing (None: not counted).
+    redacted: bool  # a private case shown to a team: pass/fail only
+    # The most launches one timed call made, under the NPU's device timing (None: not counted); the
+    # team's are capped, the baseline's never.
     launches: int | None = None
     baseline_launches: int | None = None
 
@@ -236,14 +246,16 @@ class RunView:
     flagged: bool
     flag_reason: str
     cases: list[CaseView] = field(default_factory=list)
-    # The clock that timed the run, as recorded (api/store/results.py run_timing): empty but on the NPU.
+    # The clock that timed the run, as recorded (api/store/results.py run_timing): empty but on the NPU,
+    # where it says "timing" (events or device), "timing_detail" and "max_launches".
     timing: dict[str, str] = field(default_factory=dict)
     # One judge.profiling.CaseProfile (as JSON) per profiled public case, in case order
     profiles: list[dict[str, Any]] = field(default_factory=list)
     # Why the host was disturbed when the last of `timing_attempts` timing phases was too (judge/retime.py);
-    # "" when calm. Such a score is marked and stays out of a final ranking until re-timed.
+    # "" when calm. Such a score may be off by more than usual: it is marked and stays out of a final
+    # ranking until an organiser re-times it.
     disturbed: str = ""
-    timing_attempts: int = 1
+    timing_attempts: int = 1  # timing phases run (more than one: the host was disturbed at first)
     # The run's place among its submission's runs as the viewer sees them, oldest 1: what a team sees
     # instead of `id`, which counts every team's runs (docs/security.md, "Submission ids").
     number: int = 0
