@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import Field, model_validator
 
 from api.schemas.base import Create, Public, from_view
 from api.schemas.bounds import PlainText, SubmissionRef, TeamId
+from api.store.disturbed import DisturbedRunView
 from api.store.views import AuditView, QueueLoad, ReproductionView, WorkerView
-from judge.modes import RunMode
 
 
 class RejudgeCreate(Create):
@@ -46,18 +44,8 @@ class ReproductionPublic(from_view(ReproductionView)):
     pass
 
 
-class DisturbedRunPublic(Public):
+class DisturbedRunPublic(from_view(DisturbedRunView)):
     """A run whose host stayed disturbed through its re-timing: rejudge its submission to re-time it."""
-
-    run_id: int
-    submission_id: int
-    team_id: int
-    team_name: str
-    problem: str
-    mode: RunMode
-    counts: bool  # the submission's scored run: marked on the board, left out of a final ranking
-    reason: str
-    finished_at: datetime | None
 
 
 class WorkerPublic(from_view(WorkerView)):

@@ -2,39 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, Public, from_view
 from api.schemas.bounds import PlainText
+from api.store.final_ranking import FinalChange, FinalState, Recompute, SnapshotInfo
+from api.store.jobs import JobView
+from api.store.similarity import PairView
 
 
-class SnapshotPublic(Public):
-    id: int
-    taken_at: datetime
-    actor: str
-    reason: str
-    override: bool
-    current: bool
+class SnapshotPublic(from_view(SnapshotInfo)):
+    pass
 
 
-class FinalStatePublic(Public):
-    competition: str
-    published: bool
-    window_ends_at: datetime
-    window_open: bool
+class FinalStatePublic(from_view(FinalState)):
     snapshot: SnapshotPublic | None
     history: list[SnapshotPublic]
 
 
-class FinalChangePublic(Public):
-    team_id: int
-    team_name: str
-    field: str
-    before: Any
-    after: Any
+class FinalChangePublic(from_view(FinalChange)):
+    pass
 
 
 class RecomputeRequest(Create):
@@ -43,9 +32,7 @@ class RecomputeRequest(Create):
     dry_run: bool = False  # only list what would change
 
 
-class RecomputePublic(Public):
-    competition: str
-    stored: bool
+class RecomputePublic(from_view(Recompute)):
     snapshot: SnapshotPublic | None
     changes: list[FinalChangePublic]
 
@@ -56,16 +43,10 @@ class ReauditRequest(Create):
     queue: str = Field(default="judge.cpu", pattern=r"^judge\.[a-z0-9_.-]{1,60}$")
 
 
-class JobPublic(Public):
-    id: int
+# Organisers name the competition in the route; kind and status are shown as plain strings.
+class JobPublic(from_view(JobView, exclude=("competition_id",))):
     kind: str
     status: str
-    params: dict[str, Any]
-    result: dict[str, Any]
-    error: str
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
     dispatch: str = ""  # why the job is still pending, when it could not be handed to a worker
 
 
@@ -74,20 +55,8 @@ class SimilarityRequest(Create):
     queue: str = Field(default="judge.cpu", pattern=r"^judge\.[a-z0-9_.-]{1,60}$")
 
 
-class PairPublic(Public):
-    id: int
-    problem: str
-    similarity: float
-    submission_a: int
-    team_a: str
-    submission_b: int
-    team_b: str
-    regions: dict[str, Any]  # {"a": [[file, start, end], ...], "b": [...], "share_a": x, "share_b": y}
-    decision: str | None
-    decided_by: str | None
-    decided_at: datetime | None
-    note: str
-    job_id: int
+class PairPublic(from_view(PairView)):
+    decision: str | None  # shown as a plain string
 
 
 class SourceFilePublic(Public):

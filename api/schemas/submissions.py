@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field
 
 from api.schemas.base import Public, from_view
 from api.store import RunStatus, SubmissionDetail
+from api.store.queueinfo import QueuePlace
 from api.store.views import CaseView, FileInfo, QuotaStatus, RunView, SubmissionSummary
 from judge.modes import RunMode
 
@@ -89,16 +90,8 @@ class FilePublic(from_view(FileInfo)):
     pass
 
 
-class QueuePlacePublic(Public):
+class QueuePlacePublic(from_view(QueuePlace)):
     """Where the waiting run stands: position 1 is taken next; the wait is an estimate from recent runs."""
-
-    queue: str
-    position: int
-    ahead: int
-    running: int
-    workers: int
-    typical_run_s: float | None
-    estimated_wait_s: float | None
 
 
 class SubmissionDetailPublic(Public):

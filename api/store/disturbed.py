@@ -24,7 +24,8 @@ class DisturbedRunView:
     team_name: str
     problem: str
     mode: RunMode
-    counts: bool  # the run that ranks (or would rank) for its submission
+    # The run that ranks (or would rank) for its submission: marked on the board, left out of a final ranking.
+    counts: bool
     reason: str
     finished_at: datetime | None
 

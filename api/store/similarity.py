@@ -64,7 +64,7 @@ class PairView:
     team_a: str
     submission_b: int
     team_b: str
-    regions: dict[str, Any]
+    regions: dict[str, Any]  # {"a": [[file, start, end], ...], "b": [...], "share_a": x, "share_b": y}
     decision: Decision | None
     decided_by: str | None
     decided_at: datetime | None
