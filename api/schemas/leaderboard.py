@@ -7,15 +7,13 @@ precision before. A 500-team board is half the size for it, compressed.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import AliasChoices, Field, PlainSerializer
 
-from api.schemas.base import Public
-from api.store import RankedBy, RelativeTo
-from judge.backends import CaseSet
-from judge.verdict import Verdict
+from api.schemas.base import from_view
+from api.store.ranking import BoardColumn, Leaderboard, LeaderboardRow
+from api.store.standings import CaseCell
 
 
 def _score(value: float | None) -> float | None:
@@ -31,56 +29,34 @@ OptionalScore = Annotated[float | None, PlainSerializer(_score)]
 Ratio = Annotated[float | None, PlainSerializer(_ratio)]
 
 
-class CaseCellPublic(Public):
+class CaseCellPublic(from_view(CaseCell, exclude=("case",))):
     """One case of a row; which case is said once, in `LeaderboardPublic.columns`."""
 
     score: OptionalScore
     ratio: Ratio
-    passed: bool
 
 
-class ColumnPublic(Public):
-    problem: str
-    case: str
+class ColumnPublic(from_view(BoardColumn)):
+    pass
 
 
-class LeaderboardRowPublic(Public):
-    rank: int | None
-    team_id: int
-    team_name: str
+# The JSON names a submission by its public id; the flags the rows default are always sent.
+_ROW_FIELDS = from_view(LeaderboardRow, exclude=("public_ids",),
+                        required=("disqualified", "reviewers", "is_viewer", "live", "is_baseline"))  # fmt: skip
+
+
+class LeaderboardRowPublic(_ROW_FIELDS):
     online_score: Score
     cells: list[CaseCellPublic | None]  # aligned with `columns`
     problem_scores: dict[str, Score]
     # problem -> the public id of the submission that ranks (docs/security.md, "Submission ids")
     submission_ids: dict[str, str] = Field(validation_alias=AliasChoices("public_ids", "submission_ids"))
-    submitted_at: datetime | None
-    last_submission_at: datetime | None
-    latest_verdict: Verdict | None
-    disqualified: bool
     reviewer_score: OptionalScore
-    reviewers: int
     final_score: OptionalScore
-    is_viewer: bool
-    live: bool
-    is_baseline: bool
-    # Non-empty: a ranked entry's run was timed on a host that stayed disturbed through re-timing (why).
-    disturbed: str = ""
 
 
-class LeaderboardPublic(Public):
-    competition: str
-    title: str
-    case_set: CaseSet
-    final: bool
-    frozen: bool
-    frozen_at: datetime | None
-    as_of: datetime | None
-    relative_to: RelativeTo
-    ranked_by: RankedBy
-    online_weight: float
-    reviewer_weight: float
-    version: int
-    generated_at: datetime
+# `competition_id` and the frozen board's scoring `reference` stay in the store.
+class LeaderboardPublic(from_view(Leaderboard, exclude=("competition_id", "reference"))):
     problems: list[str]
     columns: list[ColumnPublic]
     rows: list[LeaderboardRowPublic]

@@ -51,7 +51,9 @@ class LeaderboardRow:
     is_viewer: bool = False  # the row of the team asking
     live: bool = False  # the viewer's own up-to-date row on a frozen board
     is_baseline: bool = False
-    disturbed: str = ""  # a ranked entry's run stayed disturbed through re-timing (its reason): marked
+    # Non-empty: a ranked entry's run was timed on a host that stayed disturbed through re-timing (why):
+    # marked on the board.
+    disturbed: str = ""
     # problem -> the public id of the submission that ranks: what the JSON shows as `submission_ids`,
     # since the database ids count every team's submissions (docs/security.md, "Submission ids").
     public_ids: dict[str, str] = field(default_factory=dict)
@@ -73,10 +75,10 @@ class Leaderboard:
     reviewer_weight: float
     version: int  # the competition's board version this was built from
     generated_at: datetime
+    problems: tuple[str, ...] = field(default=())
     columns: tuple[BoardColumn, ...] = ()
     rows: tuple[LeaderboardRow, ...] = ()
     baseline: LeaderboardRow | None = None  # the problem's baseline kernel: ratio 1 on every case
-    problems: tuple[str, ...] = field(default=())
     # Frozen public board: the r*_c its rows were scored with, which the viewer's live row is scored against.
     reference: Reference = field(default_factory=dict, compare=False, repr=False)
 

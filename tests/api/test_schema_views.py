@@ -45,14 +45,8 @@ def _declared(schema: type[Public]) -> dict[str, object]:
     return {name: schema.model_fields[name].annotation for name in own if name in schema.model_fields}
 
 
-# Still declared apart from their records: the board's records default the fields its JSON requires.
-NOT_YET_FROM_THEIR_RECORD = {"CaseCellPublic", "LeaderboardRowPublic", "LeaderboardPublic"}
-
-
 @pytest.mark.parametrize("schema", _schemas(), ids=lambda s: s.__name__)
 def test_no_schema_declares_a_store_record_again(schema: type[Public]) -> None:
-    if schema.__name__ in NOT_YET_FROM_THEIR_RECORD:
-        pytest.skip("not yet built from its record")
     declared = _declared(schema)
     for record in _records():
         hints = typing.get_type_hints(record)
@@ -71,20 +65,23 @@ def test_from_view_keeps_the_record_order_types_and_defaults() -> None:
         at: datetime
         note: str = ""
         tags: list[str] = dataclasses.field(default_factory=list)
+        shown: bool = False
 
-    class RecordPublic(from_view(Record, exclude=("secret",))):
+    class RecordPublic(from_view(Record, exclude=("secret",), required=("shown",))):
         tags: list[int] = []  # what the API shows differently
 
     assert RecordPublic.__view__ is Record
-    assert list(RecordPublic.model_fields) == ["id", "at", "note", "tags"]
+    assert list(RecordPublic.model_fields) == ["id", "at", "note", "tags", "shown"]
     schema = RecordPublic.model_json_schema(mode="serialization")
-    assert schema["required"] == ["id", "at"]
+    assert schema["required"] == ["id", "at", "shown"]
     assert schema["properties"]["note"]["default"] == ""
     assert schema["properties"]["tags"] == {"default": [], "items": {"type": "integer"}, "title": "Tags",
                                             "type": "array"}  # fmt: skip
     assert "description" not in schema  # the record's generated docstring does not leak in
     record = Record(7, "s", datetime(2030, 1, 1), tags=["1"])
     assert RecordPublic.model_validate(record).model_dump() == {"id": 7, "at": datetime(2030, 1, 1), "note": "",
-                                                                "tags": [1]}  # fmt: skip
+                                                                "tags": [1], "shown": False}  # fmt: skip
     with pytest.raises(TypeError, match="no field nope"):
         from_view(Record, exclude=("nope",))
+    with pytest.raises(TypeError, match="no field nope"):
+        from_view(Record, required=("nope",))
