@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import Field
 
-from api.schemas.base import Create, Public
+from api.schemas.base import Create, from_view
 from api.schemas.submissions import SubmissionPublic
-from api.store import RankedBy
 from api.store.finals import TeamFinals
 
 
-class FinalsPublic(Public):
+class FinalsPublic(from_view(TeamFinals)):
     """Submissions are named by their public ids, as everywhere a team looks (docs/security.md)."""
 
-    ranked_by: RankedBy
-    limit: int  # finals per problem
     chosen: list[str]  # the submissions the team marked
     counting: dict[str, str]  # problem -> the submission the final ranking scores now
-    choosable: list[SubmissionPublic]  # judged, not disqualified, newest first
-    open_until: datetime
+    choosable: list[SubmissionPublic]
 
     @classmethod
     def of(cls, finals: TeamFinals, public_ids: dict[int, str]) -> FinalsPublic:

@@ -94,11 +94,10 @@ class QueuePlacePublic(from_view(QueuePlace)):
     """Where the waiting run stands: position 1 is taken next; the wait is an estimate from recent runs."""
 
 
-class SubmissionDetailPublic(Public):
+class SubmissionDetailPublic(from_view(SubmissionDetail)):
     submission: SubmissionPublic
     files: list[FilePublic]
     runs: list[RunPublic]  # newest first
-    scored_run_id: int | None
     queue: QueuePlacePublic | None = None  # while the run waits for a worker
 
     @classmethod

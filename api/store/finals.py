@@ -29,7 +29,7 @@ class TeamFinals:
     """A team's finals: what it marked, what the final ranking takes now, and what it may mark."""
 
     ranked_by: RankedBy
-    limit: int  # per problem
+    limit: int  # finals per problem
     chosen: tuple[int, ...]  # submission ids, oldest first
     counting: dict[str, int]  # problem -> the submission the final ranking scores now
     choosable: tuple[SubmissionSummary, ...]  # judged, not disqualified, newest first
