@@ -4,50 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.schemas.base import Public
-from judge.backends import Backend, CaseSet
+from api.problem_catalog import ListedProblem
+from api.problem_info import BackendInfo, PublicCase, SourceText, TimingRules
+from api.schemas.base import Public, from_view
 
 
-class ProblemListed(Public):
-    slug: str
-    title: str
-    version: int
-    backends: list[Backend]
-    competitions: list[str]
+class ProblemListed(from_view(ListedProblem)):
     url: str  # this API's route for the whole problem
     page: str  # the problem's page
 
 
-class PublicCasePublic(Public):
-    name: str
-    case_set: CaseSet
-    dtype: str
-    sizes: dict[str, Any]
-    flags: list[str]
+class PublicCasePublic(from_view(PublicCase)):
+    pass
 
 
-class TimingRulesPublic(Public):
-    warmup_calls: int
-    warmup_ms: float
-    min_calls: int
-    max_calls: int
-    target_sem_percent: float
-    case_budget_s: float
-    call_time_limit_s: float
-    checked_share: float
+class TimingRulesPublic(from_view(TimingRules)):
+    pass
 
 
-class SourceTextPublic(Public):
-    name: str
-    content: str
+class SourceTextPublic(from_view(SourceText)):
+    pass
 
 
-class BackendPublic(Public):
-    backend: Backend
-    statement_markdown: str
-    statement_html: str
+class BackendPublic(from_view(BackendInfo)):
     cases: list[PublicCasePublic]  # tests and benchmarks; private cases are only counted
-    private_cases: int
     timing: TimingRulesPublic
     baseline: list[SourceTextPublic] | None  # None: the competition does not show it
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import AliasChoices, Field
 
 from api.schemas.base import Public, from_view
@@ -11,6 +9,7 @@ from api.store import RunStatus, SubmissionDetail
 from api.store.queueinfo import QueuePlace
 from api.store.views import CaseView, FileInfo, QuotaStatus, RunView, SubmissionSummary
 from judge.modes import RunMode
+from judge.profiling import CaseProfile, Metric, ProfileSection, Table
 
 
 class SubmissionCreated(Public):
@@ -48,34 +47,22 @@ class CasePublic(from_view(CaseView)):
     pass
 
 
-class ProfileMetricPublic(Public):
-    name: str
-    value: float | int | str
-    unit: str = ""
-    hint: str = ""
+class ProfileMetricPublic(from_view(Metric)):
+    pass
 
 
-class ProfileTablePublic(Public):
-    title: str
-    columns: list[str]
-    rows: list[dict[str, Any]]
-    chart: str = ""  # a column of per-cent shares drawn as bars on the report page
+class ProfileTablePublic(from_view(Table)):
+    pass
 
 
-class ProfileSectionPublic(Public):
-    tool: str  # threads, perf, ncu, msprof, profile
-    available: bool
-    reason: str = ""  # why the tool could not run, when not available
+class ProfileSectionPublic(from_view(ProfileSection)):
     metrics: list[ProfileMetricPublic] = []
     tables: list[ProfileTablePublic] = []
-    raw_name: str = ""
 
 
-class CaseProfilePublic(Public):
+class CaseProfilePublic(from_view(CaseProfile)):
     """What the profiled pass after timing found on one public timed case (judge/profiling/)."""
 
-    case: str
-    backend: str
     sections: list[ProfileSectionPublic]
 
 

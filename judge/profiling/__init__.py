@@ -39,9 +39,9 @@ class Table:
 class ProfileSection:
     """What one tool said about one case. `available` False carries the person-readable `reason`."""
 
-    tool: str  # "threads", "perf", "ncu", "msprof"
+    tool: str  # "threads", "perf", "ncu", "msprof", "profile"
     available: bool
-    reason: str = ""
+    reason: str = ""  # why the tool could not run, when not available
     metrics: tuple[Metric, ...] = ()
     tables: tuple[Table, ...] = ()
     raw_name: str = ""  # a file kept beside the report (the tool's CSV), when there is one

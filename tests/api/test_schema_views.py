@@ -21,10 +21,11 @@ COPY_SHARE = 0.75
 
 
 def _records() -> list[type]:
-    """Every dataclass the store defines: the view records and the other modules' answers."""
+    """Every dataclass the store defines, and those of the other modules whose records the API serves."""
+    names = [f"{api.store.__name__}.{info.name}" for info in pkgutil.iter_modules(api.store.__path__)]
     found = []
-    for info in pkgutil.iter_modules(api.store.__path__):
-        module = importlib.import_module(f"{api.store.__name__}.{info.name}")
+    for name in [*names, "api.problem_info", "api.problem_catalog", "judge.profiling"]:
+        module = importlib.import_module(name)
         classes = [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__]
         found += [c for c in classes if dataclasses.is_dataclass(c)]
     return found
