@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from api.schemas.base import Create, Public, from_view
+from api.schemas.base import Create, from_view
 from api.schemas.bounds import Number, PlainText
 from api.schemas.submissions import SubmissionPublic
+from api.store.finalist_reads import FinalistSubmission
 from api.store.views import FinalistView, ReviewView
 
 COMMENT_MAX_CHARS = 10_000  # the review page's form takes the same
@@ -25,6 +26,5 @@ class FinalistPublic(from_view(FinalistView)):
     pass
 
 
-class FinalistSubmissionPublic(Public):
+class FinalistSubmissionPublic(from_view(FinalistSubmission)):
     submission: SubmissionPublic
-    ranked: bool  # what the final ranking scores for its problem (the review pages show only these)

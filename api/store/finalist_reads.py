@@ -26,7 +26,7 @@ _MAX = 10_000  # per team: a whole contest's worth (50 a day for weeks)
 @dataclass(frozen=True)
 class FinalistSubmission:
     submission: SubmissionSummary
-    ranked: bool  # the submission the final ranking scores for its problem
+    ranked: bool  # the submission the final ranking scores for its problem (the review pages show only these)
 
 
 def finalist_submissions(session: Session, *, competition_id: int, team_id: int) -> list[FinalistSubmission]:
