@@ -58,6 +58,25 @@ def test_no_schema_declares_a_store_record_again(schema: type[Public]) -> None:
         )
 
 
+def test_the_view_records_answers_are_built_from_them() -> None:
+    from api.schemas import competitions, judging, people, reviews, submissions
+    from api.store import views
+
+    built = {people.TeamPublic: views.TeamView, people.ReviewerPublic: views.ReviewerView,
+             people.TokenPublic: views.TokenInfo, people.TokenCreated: views.IssuedToken,
+             competitions.CompetitionPublic: views.CompetitionView, competitions.ProblemLinkPublic: views.ProblemLink,
+             submissions.SubmissionPublic: views.SubmissionSummary,
+             submissions.SubmissionAdminPublic: views.SubmissionSummary,
+             submissions.SubmissionDetailPublic: views.SubmissionDetail, submissions.RunPublic: views.RunView,
+             submissions.CasePublic: views.CaseView, submissions.FilePublic: views.FileInfo,
+             submissions.QuotaPublic: views.QuotaStatus, reviews.ReviewPublic: views.ReviewView,
+             reviews.FinalistPublic: views.FinalistView, judging.ReproductionPublic: views.ReproductionView,
+             judging.WorkerPublic: views.WorkerView, judging.QueueLoadPublic: views.QueueLoad,
+             judging.AuditPublic: views.AuditView}  # fmt: skip
+    for schema, record in built.items():
+        assert schema.__view__ is record, schema.__name__  # type: ignore[attr-defined]
+
+
 def test_from_view_keeps_the_record_order_types_and_defaults() -> None:
     @dataclasses.dataclass(frozen=True)
     class Record:
