@@ -261,6 +261,9 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
             children.callback(checker.close)  # its oracle thread ends with the run
             if timing_wanted:
                 children.enter_context(baseline)
+                if track.early_submission_start and public_cases:
+                    children.callback(session.__exit__)  # ends it should the baseline fail to start
+                    session.start()  # its runtime loads beside the baseline's; the hello waits
                 result.host.update({f"baseline_{k}": v for k, v in baseline.ready().items()
                                     if k.endswith("overhead_ns") or k == "python_baseline"})
             names = BaselineNames(result.host.get("baseline_python_baseline", ""),

@@ -185,6 +185,7 @@ class RunnerSession:
         self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
         self._binds += [Bind(p, p) for p in readonly_paths or []]
         self._proc: subprocess.Popen[bytes] | None = None
+        self._hello_sent = False
         # The child's memory cgroup (judge/sandbox/memcg.py), made at launch when the host has one.
         self._memory_root, self._memcg = memory_root, None
         self._closed = False
@@ -201,12 +202,20 @@ class RunnerSession:
         self.meter_cpu = False
 
     def __enter__(self) -> RunnerSession:
-        self.launch()
+        if self._proc is None:
+            self.start()
+        self.say_hello()
         self.wait_ready()
         return self
 
     def launch(self) -> None:
         """Start the child and send it the run's hello; `wait_ready` waits for it to be ready."""
+        self.start()
+        self.say_hello()
+
+    def start(self) -> None:
+        """Start the child's process. It imports its runtime, then waits for the hello
+        (`say_hello`): until then no submission code can run in it."""
         if self._memory_root is not None and self._limits.memory_mib:
             self._memcg = self._memory_root.new_group(self._limits.memory_mib)
         cmd_r, cmd_w = os.pipe()
@@ -239,6 +248,12 @@ class RunnerSession:
         self._drains = [_Drain(self._proc.stdout, self._stdout_limit), _Drain(self._proc.stderr, self._stdout_limit)]
         for drain in self._drains:
             drain.start()
+
+    def say_hello(self) -> None:
+        """Send the run's hello (once): the child loads the libraries and says "ready"."""
+        if self._hello_sent:
+            return
+        self._hello_sent = True
         with self._starting():
             self._send(self._hello)
 

@@ -49,6 +49,10 @@ class Track:
     # bracket around it differs from it by the same message overhead for every kernel; device
     # clocks leave out a kernel's host-side work, which the bracket includes.
     host_clock: bool = False
+    # The submission's child process may start (import its runtime) while the baseline's child gets
+    # ready; its hello, and so any submission code, still waits until the baseline is ready. Not on
+    # device tracks: the baseline measures its device's event overhead while it starts.
+    early_submission_start: bool = False
     # What the runner child refuses once the submission's library is loaded (judge/sandbox/seal.py),
     # as far as the track's runtime bears it: a device driver may map code or install signal
     # handlers after it started. No track needs a new seccomp filter then.

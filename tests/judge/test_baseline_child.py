@@ -53,11 +53,18 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
     def pid(session: RunnerSession) -> int:
         return session._proc.pid if session._proc is not None else 0
 
-    launch, ready, call = RunnerSession.launch, RunnerSession.wait_ready, RunnerSession.call
+    start, hello = RunnerSession.start, RunnerSession.say_hello
+    ready, call = RunnerSession.wait_ready, RunnerSession.call
 
-    def spied_launch(self: RunnerSession) -> None:
-        launch(self)
+    def spied_start(self: RunnerSession) -> None:
+        start(self)
         events.append(("launched", role(self), pid(self)))
+
+    def spied_hello(self: RunnerSession) -> None:
+        sent = self._hello_sent
+        hello(self)
+        if not sent:
+            events.append(("hello", role(self), pid(self)))
 
     def spied_ready(self: RunnerSession) -> None:
         ready(self)
@@ -67,7 +74,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
         events.append(("call", lib, pid(self)))
         return call(self, lib, seed, **kwargs)
 
-    monkeypatch.setattr(RunnerSession, "launch", spied_launch)
+    monkeypatch.setattr(RunnerSession, "start", spied_start)
+    monkeypatch.setattr(RunnerSession, "say_hello", spied_hello)
     monkeypatch.setattr(RunnerSession, "wait_ready", spied_ready)
     monkeypatch.setattr(RunnerSession, "call", spied_call)
     return events
@@ -87,9 +95,16 @@ def test_the_baseline_runs_in_a_child_the_submission_never_shares(tmp_path: Path
     calls = [(lib, pid) for what, lib, pid in events if what == "call"]
     assert {pid for lib, pid in calls if lib == "submission"} == {pids["submission"]}
     assert {pid for lib, pid in calls if lib == "baseline"} == {pids["baseline"]}
-    # The baseline's child was ready (its memory taken) before any submission code ran.
+    # The baseline's child was ready (its memory taken) before any submission code ran: the
+    # submission's process may start beside it (CPU track), but its hello, which loads the
+    # submission's library, waits for the baseline's "ready".
+    submission_hello = events.index(("hello", "submission", pids["submission"]))
+    assert ("ready", "baseline", pids["baseline"]) in events[:submission_hello]
     first_call = next(i for i, event in enumerate(events) if event[0] == "call")
-    assert ("ready", "baseline", pids["baseline"]) in events[:first_call]
+    assert submission_hello < first_call
+    # ...and on the CPU track it did start before the baseline was ready: the two imports overlap.
+    assert events.index(("launched", "submission", pids["submission"])) < events.index(
+        ("ready", "baseline", pids["baseline"]))
 
 
 @pytest.mark.slow

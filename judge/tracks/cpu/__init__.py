@@ -76,6 +76,7 @@ TRACK = Track(
     readonly_paths=lambda host: [_helper_folder(host)],  # the line-flush helper, loaded by the child
     device_nodes=lambda host: [],
     host_clock=True,
+    early_submission_start=True,
     runner_env=lambda host: dict(RUNNER_OPENMP_ENV),
     runtime_rules=runtime_rules("cpu"),  # every rule (judge/sandbox/seal_tracks.py)
 )
