@@ -25,6 +25,7 @@ case, is the reference (docs/security.md, "Runner anti-cheat").
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 
@@ -110,8 +111,19 @@ OUTSIDE_REFERENCE_CALLS = 3  # baseline calls measured before any submission cal
 # which spins about 10 us before it sleeps, or a helper) have none. More than this, in
 # HELPER_CALLS_SV calls of a case, is SV: work a kernel left to a thread that writes the outputs
 # behind the runner's checks.
+# Honest runs pass the allowance now and then: both children showed 0.15 ms typically, 0.25 ms at most
+# on a quiet host, and on a busy or stolen-from VM single calls of an honest kernel reached 2.9 ms, three
+# times in one case in 2 of 15 judgings. So a case is SV when its kernel threads passed the allowance
+#  - by far (HELPER_GROSS_NS) in HELPER_CALLS_SV calls: at once; or
+#  - at all, in HELPER_CALLS_SV calls and in at least HELPER_SHARE_SV of the case's calls and in more
+#    calls than noise gave the baseline's child (which runs the same runner code) in the same case:
+#    decided when the case's timing ends.
+# A kernel gains nothing from work after "ran" unless it writes the outputs then, which the digests
+# taken right after the bracket and again before the report catch on every call (docs/security.md).
 HELPER_ALLOWANCE_NS = 1_000_000
+HELPER_GROSS_NS = 10_000_000
 HELPER_CALLS_SV = 3
+HELPER_SHARE_SV = 0.10
 
 
 class OutsideWatch:
@@ -128,6 +140,7 @@ class OutsideWatch:
         self.over: list[int] = []  # the excess of each grossly-over call
         self.helpers: dict[str, list[int]] = {"submission": [], "baseline": []}  # kernel threads after "ran"
         self.helpers_over: list[int] = []
+        self.baseline_helpers_over = 0  # the baseline child's calls past the allowance: the host's noise
         self._seen: set[str] = set()
 
     def record(self, lib: str, outside_ns: int, *, helper_ns: int = -1, probed: bool = False,
@@ -140,8 +153,11 @@ class OutsideWatch:
             return
         if helper_ns >= 0 and not probed:
             self.helpers.setdefault(lib, []).append(helper_ns)
-            if lib == "submission" and helper_ns > HELPER_ALLOWANCE_NS:
-                self.helpers_over.append(helper_ns)
+            if helper_ns > HELPER_ALLOWANCE_NS:
+                if lib == "submission":
+                    self.helpers_over.append(helper_ns)
+                else:
+                    self.baseline_helpers_over += 1
         if lib != "submission":
             self.reference.append(outside_ns)
             return
@@ -164,9 +180,16 @@ class OutsideWatch:
         """Enough single calls far over the runner's own cost: SV without waiting for the case's end."""
         return len(self.over) >= OUTSIDE_CALLS_SV
 
-    def helpers_worked(self) -> bool:
-        """Enough calls after which the kernel's threads worked while the runner checked and reported."""
-        return len(self.helpers_over) >= HELPER_CALLS_SV
+    def helpers_worked(self, *, case_over: bool = False) -> bool:
+        """Enough calls after which the kernel's threads worked while the runner checked and reported:
+        gross ones at any time, others once the case's timing is over (`case_over`)."""
+        if sum(h > HELPER_GROSS_NS for h in self.helpers_over) >= HELPER_CALLS_SV:
+            return True
+        if not case_over:
+            return False
+        needed = max(HELPER_CALLS_SV, math.ceil(HELPER_SHARE_SV * len(self.helpers["submission"])),
+                     HELPER_CALLS_SV + 2 * self.baseline_helpers_over)
+        return len(self.helpers_over) >= needed
 
     def steady_excess_ns(self) -> int:
         """How far the submission's median passes the case-level allowance: a diagnostic only (logged),

@@ -308,10 +308,7 @@ def time_case(
                 result.failure = _outside_failure(case, outside, max(outside.over))
                 return False
             if outside.helpers_worked():
-                result.failure = CallCheck(Verdict.SV, (
-                    f"case {case.name}: threads of your kernel worked after kernel_run returned, while the runner "
-                    f"checked the call ({len(outside.helpers_over)} calls, up to {max(outside.helpers_over) / 1e6:.1f} "
-                    "ms of CPU): all work must finish inside the call"))
+                result.failure = _helpers_failure(case, outside)
                 return False
             _profile(profile, outcome)
             check = conduct(case, outcome if lib == SUBMISSION else trusted(outcome), limits.workspace_limit_bytes)
@@ -365,10 +362,20 @@ def time_case(
     if excess := outside.steady_excess_ns():  # a diagnostic: too noisy to decide (idle_watch.py)
         log.warning("case %s: the submission's CPU time outside the brackets passed the baseline's by %.1f ms "
                     "more than the case-level allowance (%s)", case.name, excess / 1e6, outside.figures())
+    if outside.helpers_worked(case_over=True):
+        result.failure = _helpers_failure(case, outside)
+        return result
     if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
         return result
     result.conclude(host_clock)
     return result
+
+
+def _helpers_failure(case: Case, outside: OutsideWatch) -> CallCheck:
+    return CallCheck(Verdict.SV, (
+        f"case {case.name}: threads of your kernel worked after kernel_run returned, while the runner checked the "
+        f"call ({len(outside.helpers_over)} of {len(outside.helpers['submission'])} calls, up to "
+        f"{max(outside.helpers_over) / 1e6:.1f} ms of CPU): all work must finish inside the call"))
 
 
 def _outside_failure(case: Case, outside: OutsideWatch, excess_ns: int) -> CallCheck:
