@@ -154,8 +154,7 @@ def _legend(entries: list[tuple[str, str]]) -> tuple[list[str], int]:
     body = []
     for n, (key, name) in enumerate(entries):
         row, col = divmod(n, columns)
-        while len(name) > 1 and text_width(f"{key} {name}", FONT) > span:
-            name = name[:-2] + "…"
+        name = _fit(name, FONT, span - text_width(f"{key} ", FONT))  # widths add up by character
         body.append(f'<text class="legend" x="{LEFT + col * column:.1f}" y="{HEIGHT + 12 + row * LEGEND_ROW}">'
                     f'<tspan class="key">{escape(key)}</tspan> {escape(name)}</text>')  # fmt: skip
     return body, math.ceil(len(entries) / columns)

@@ -307,11 +307,6 @@ class RunnerSession:
             self._memcg.close()
             self._memcg = None
 
-    @property
-    def memory_peak_bytes(self) -> int | None:
-        """The most memory the child's cgroup held so far (None without one)."""
-        return self._memcg.peak_bytes() if self._memcg is not None else None
-
     def kill(self, grace_s: float = 0.0) -> None:
         """End the child and everything it started (its own session/process group)."""
         if self._proc is None:

@@ -225,11 +225,7 @@ def find_root() -> tuple[CgroupRoot | None, str]:
     return root, ""
 
 
-class MemoryCgroupMode:
-    """The host's choice (HostConfig.memory_cgroup): auto | required | off."""
-
-    AUTO, REQUIRED, OFF = "auto", "required", "off"
-    ALL = (AUTO, REQUIRED, OFF)
+MODES = ("auto", "required", "off")  # the host's choice, HostConfig.memory_cgroup
 
 
 _found: tuple[CgroupRoot | None, str] | None = None
@@ -239,15 +235,15 @@ def memory_root(mode: str) -> CgroupRoot | None:
     """The root to make the children's groups in, found once per process; None when off or (auto)
     unavailable. `required` without one raises `SandboxUnavailableError` with the reason."""
     global _found
-    if mode not in MemoryCgroupMode.ALL:
-        raise ValueError(f"memory cgroup mode must be one of {', '.join(MemoryCgroupMode.ALL)}, not {mode!r}")
-    if mode == MemoryCgroupMode.OFF:
+    if mode not in MODES:
+        raise ValueError(f"memory cgroup mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode == "off":
         return None
     if _found is None:
         _found = find_root()
         if _found[0] is None:
             log.warning("no memory cgroup for the runner children", extra={"reason": _found[1]})
     root, reason = _found
-    if root is None and mode == MemoryCgroupMode.REQUIRED:
+    if root is None and mode == "required":
         raise SandboxUnavailableError(f"a memory cgroup is required but unavailable: {reason}")
     return root
