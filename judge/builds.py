@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.backends import Stage
-from judge.engine import JudgeRequest, Reporter
 from judge.errors import InternalJudgeError
 from judge.host import HostConfig
+from judge.request import JudgeRequest, Reporter
 from judge.results import BuildResult, JudgeResult, PolicyFinding
 from judge.sandbox.base import Sandbox
 from judge.toolchains.base import SourceFile, Toolchain

@@ -17,7 +17,6 @@ from judge.baseline_check import BASELINE_KERNEL, BaselineNames
 from judge.builds import BuiltKernels, build_kernels
 from judge.checker import OracleChecker, conduct
 from judge.determinism import set_deterministic
-from judge.engine import JudgeRequest, Reporter
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host import HostConfig
 from judge.modes import RunMode
@@ -25,6 +24,7 @@ from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.profiling.context import ProfileContext
 from judge.profiling.passes import profile_cases
+from judge.request import JudgeRequest, Reporter
 from judge.results import CaseResult, JudgeResult
 from judge.retime import DISTURBED, RetimePolicy, time_until_calm
 from judge.runner.baseline import BaselineFailed, BaselineRunner
