@@ -21,7 +21,8 @@ import torch
 # the float64 temporaries of a GPU-sized output (10^8 elements and more) stay in tens of MiB.
 _CHUNK = 1 << 22
 # On the CPU, chunks whose float64 temporaries stay in a core's L2 (512 KiB each): a 4M-element
-# check took 391 ms in 4M chunks and 62 ms in these, one thread (docs/benchmarks.md, "Checks").
+# check took 391 ms in 4M chunks and 62 ms in these, one thread (measured when the chunks were
+# introduced; docs/benchmarks.md, "The judge's fixed costs: the checks", has the later figures).
 _CPU_CHUNK = 1 << 16
 
 
