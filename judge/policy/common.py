@@ -180,3 +180,25 @@ COMPILER_WEAK = frozenset({"__gmon_start__", "_ITM_deregisterTMCloneTable", "_IT
 
 # Defining these would replace the C++ runtime's own (global operator new/delete, std::).
 CXX_FORBIDDEN_EXPORTS: tuple[str, ...] = (r"_Zn[wa]\w*", r"_Zd[la]\w*", r"_ZN?K?St\w*", r"_ZSt\w*")
+
+# Host machine code (x86-64, or AArch64's `svc`): system calls and timer reads, refused in every track's
+# library (docs/security.md, layer 2). A GPU's or NPU's device code is data in the library, not host code.
+HOST_FORBIDDEN_INSTRUCTIONS = frozenset({"syscall", "sysenter", "int", "rdtsc", "rdtscp", "rdpmc", "svc"})
+# The same instructions as x86-64 bytes, looked for where a jump lands inside another instruction.
+HOST_FORBIDDEN_BYTE_SEQUENCES: dict[str, bytes] = {
+    "syscall": b"\x0f\x05",
+    "sysenter": b"\x0f\x34",
+    "int 0x80": b"\xcd\x80",
+    "rdtsc": b"\x0f\x31",
+    "rdtscp": b"\x0f\x01\xf9",
+    "rdpmc": b"\x0f\x33",
+}
+
+# The C and C++ runtime's libraries (DT_NEEDED) every C/C++ track's library may need.
+CXX_RUNTIME_NEEDED: tuple[str, ...] = (
+    r"libc\.so\.\d+",
+    r"libm\.so\.\d+",
+    r"libstdc\+\+\.so\.\d+",
+    r"libgcc_s\.so\.\d+",
+    r"ld-linux[-\w.]*\.so\.\d+",
+)

@@ -22,7 +22,10 @@ from judge.policy.common import (
     COMMON_HEADER_HINTS,
     CXX_FORBIDDEN_EXPORTS,
     CXX_RUNTIME_IMPORTS,
+    CXX_RUNTIME_NEEDED,
     CXX_RUNTIME_PATTERNS,
+    HOST_FORBIDDEN_BYTE_SEQUENCES,
+    HOST_FORBIDDEN_INSTRUCTIONS,
     LIBC_IMPORTS,
     MATH_IMPORTS,
 )
@@ -155,25 +158,11 @@ RULES = BackendRules(
         "async copies and memsets on args->stream, and device queries"
     ),
     forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
-    allowed_needed=(
-        r"libcudart\.so\.\d+",
-        r"libc\.so\.\d+",
-        r"libm\.so\.\d+",
-        r"libstdc\+\+\.so\.\d+",
-        r"libgcc_s\.so\.\d+",
-        r"ld-linux[-\w.]*\.so\.\d+",
-    ),
+    allowed_needed=(r"libcudart\.so\.\d+", *CXX_RUNTIME_NEEDED),
     # The host code is x86-64 (or AArch64): the same instructions as the CPU track are refused there.
     # Device code lives in .nv_fatbin, which is not an executable section of the ELF file.
-    forbidden_instructions=frozenset({"syscall", "sysenter", "int", "rdtsc", "rdtscp", "rdpmc", "svc"}),
-    forbidden_byte_sequences={
-        "syscall": b"\x0f\x05",
-        "sysenter": b"\x0f\x34",
-        "int 0x80": b"\xcd\x80",
-        "rdtsc": b"\x0f\x31",
-        "rdtscp": b"\x0f\x01\xf9",
-        "rdpmc": b"\x0f\x33",
-    },
+    forbidden_instructions=HOST_FORBIDDEN_INSTRUCTIONS,
+    forbidden_byte_sequences=dict(HOST_FORBIDDEN_BYTE_SEQUENCES),
     # frame_dummy, plus nvcc's registration of the device code (__sti____cudaRegisterAll) for the
     # one .cu translation unit the toolchain accepts.
     init_array_entries=2,

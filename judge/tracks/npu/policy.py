@@ -28,7 +28,10 @@ from judge.policy.common import (
     COMMON_HEADER_HINTS,
     CXX_FORBIDDEN_EXPORTS,
     CXX_RUNTIME_IMPORTS,
+    CXX_RUNTIME_NEEDED,
     CXX_RUNTIME_PATTERNS,
+    HOST_FORBIDDEN_BYTE_SEQUENCES,
+    HOST_FORBIDDEN_INSTRUCTIONS,
     LIBC_IMPORTS,
     MATH_IMPORTS,
 )
@@ -121,8 +124,7 @@ _LIBRARIES = (
     r"libascendcl\.so", r"libruntime\.so", r"libc_sec\.so", r"libascend_dump\.so", r"libregister\.so",
     r"liberror_manager\.so", r"libprofapi\.so", r"libge_common_base\.so", r"libascendalog\.so", r"libmmpa\.so",
     r"libunified_dlog\.so", r"libplatform\.so", r"libacl_rt\.so",
-    r"libc\.so\.\d+", r"libm\.so\.\d+", r"libdl\.so\.\d+", r"libpthread\.so\.\d+", r"libstdc\+\+\.so\.\d+",
-    r"libgcc_s\.so\.\d+", r"ld-linux[-\w.]*\.so\.\d+",
+    r"libdl\.so\.\d+", r"libpthread\.so\.\d+", *CXX_RUNTIME_NEEDED,
     # libtiling_api.a (static, linked through ascendc_library's interface in function.cmake) needs
     # libgraph_base.so and libregister.so (asc-devkit's docs: 高阶API常用链接库).
     r"libgraph_base\.so",
@@ -147,9 +149,8 @@ TEAM_RULES = BackendRules(
     forbidden_export_patterns=CXX_FORBIDDEN_EXPORTS,
     allowed_needed=_LIBRARIES,
     # Host code only: the device binary is data in the library, not host machine code.
-    forbidden_instructions=frozenset({"syscall", "sysenter", "int", "rdtsc", "rdtscp", "rdpmc", "svc"}),
-    forbidden_byte_sequences={"syscall": b"\x0f\x05", "sysenter": b"\x0f\x34", "int 0x80": b"\xcd\x80",
-                              "rdtsc": b"\x0f\x31", "rdtscp": b"\x0f\x01\xf9", "rdpmc": b"\x0f\x33"},
+    forbidden_instructions=HOST_FORBIDDEN_INSTRUCTIONS,
+    forbidden_byte_sequences=dict(HOST_FORBIDDEN_BYTE_SEQUENCES),
     # frame_dummy only: the team's objects add none (link_check.py counts them object by object).
     init_array_entries=1,
 )
