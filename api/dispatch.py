@@ -16,6 +16,7 @@ from api.settings import Settings
 from api.store import RunDispatch, Session, mark_queued, runs_to_dispatch
 from judge.backends import Backend
 from judge.errors import JudgeError
+from judge.tracks import get_track
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +34,10 @@ class RunDispatcher(Protocol):
 
 def queue_for(backend: Backend, settings: Settings) -> str:
     """The queue a backend's runs go to: one per device kind, so a worker takes only runs its device can judge
-    (docs/operations.md, "The parts")."""
-    if backend is Backend.CPU:
-        return "judge.cpu"
-    if backend is Backend.CUDA:
-        return f"judge.cuda.{settings.cuda_gpu}"
-    return f"judge.npu.{settings.npu_soc}"
+    (docs/operations.md, "The parts"). The track says its form and which setting names the kind."""
+    track = get_track(backend)
+    setting = track.queue_device_setting
+    return track.queue_name(str(getattr(settings, setting, "default")) if setting else None)
 
 
 @dataclass

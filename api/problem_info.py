@@ -17,8 +17,9 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from judge.backends import Backend, CaseSet
-from judge.limits import CPU_LIMITS, DEVICE_LIMITS, Limits
+from judge.limits import Limits
 from judge.problem import Problem
+from judge.tracks import get_track
 
 MAX_BASELINE_FILE_BYTES = 256 * 1024
 _BASELINE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".py", ".txt", ".cmake"}
@@ -134,7 +135,7 @@ def _backend_info(problem: Problem, backend: Backend, baseline_public: bool) -> 
         cases=tuple(PublicCase(c.name, c.case_set, c.dtype, dict(c.params), c.flags)
                     for c in cases if c.case_set is not CaseSet.PRIVATE),  # fmt: skip
         private_cases=sum(1 for c in cases if c.case_set is CaseSet.PRIVATE),
-        timing=timing_rules(CPU_LIMITS if backend is Backend.CPU else DEVICE_LIMITS),
+        timing=timing_rules(get_track(backend).limits),
         baseline=_baseline_sources(problem.baselines.get(backend)) if baseline_public else None,
     )
 

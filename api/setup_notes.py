@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from api.settings import Settings
 from api.store.views import CompetitionView, WorkerView
 from judge.backends import Backend
+from judge.tracks import find_track_by_queue
 
 LIVE_WORKER_S = 600  # a worker seen this recently serves its queue
 
@@ -27,14 +28,14 @@ def freeze_note(view: CompetitionView, freeze_before_end_s: int) -> str:
 
 
 def live_backends(workers: list[WorkerView], now: datetime) -> set[Backend]:
-    """The backends whose queue (judge.<backend>[.<device>]) a worker served lately."""
+    """The backends whose queue (`Track.queue_name`: judge.<backend>[.<kind>]) a worker served lately."""
     found: set[Backend] = set()
     for worker in workers:
         if (now - worker.last_seen_at).total_seconds() > LIVE_WORKER_S:
             continue
-        parts = worker.queue.split(".")
-        if len(parts) >= 2 and parts[0] == "judge" and parts[1] in {b.value for b in Backend}:
-            found.add(Backend(parts[1]))
+        track = find_track_by_queue(worker.queue)
+        if track is not None:
+            found.add(track.backend)
     return found
 
 

@@ -1,19 +1,15 @@
 """`opjudge doctor`: what this host can judge, backend by backend, and why not when it cannot.
 
 Every check says ok, unavailable (with the reason and, where there is one, the fix) or
-unknown (the check itself could not run). Nothing here changes the host; the slowest
-check (importing torch_npu in a child process) runs only when torch_npu is installed.
+unknown (the check itself could not run). Nothing here changes the host. A backend's
+checks are its track's (`Track.doctor_checks`, judge/tracks/<backend>/doctor.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import platform
-import shutil
-import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -30,7 +26,7 @@ class CheckStatus(StrEnum):
 
 @dataclass(frozen=True)
 class DoctorCheck:
-    area: str  # "cpu", "cuda", "npu", "sandbox" or "host"
+    area: str  # a backend's name (its track's checks), "sandbox" or "host"
     name: str  # what was checked, e.g. "compiler", "device nodes"
     status: CheckStatus
     detail: str  # the version found, or why it is unavailable and how to fix it
@@ -46,19 +42,25 @@ def doctor_report(host: HostConfig) -> list[DoctorCheck]:
         DoctorCheck("host", "python", CheckStatus.OK, f"{platform.python_version()} ({sys.executable})"),
         _guard("host", "torch", _torch_version),
         _guard("host", "cache", lambda: _cache(host)),
-        _guard("cpu", "compiler", lambda: _toolchain_version(Backend.CPU, host)),
-        _guard("cpu", "openmp", _openmp),
-        _guard("cuda", "compiler", lambda: _toolchain_version(Backend.CUDA, host)),
-        _guard("cuda", "device", _cuda_device),
-        _guard("cuda", "float32 matmul", lambda: _cuda_float32(os.environ)),
-        _guard("npu", "CANN toolkit", lambda: _toolchain_version(Backend.NPU, host)),
-        _guard("npu", "cmake", lambda: _cmake(host)),
-        _guard("npu", "torch_npu", lambda: _torch_npu(host)),
-        _guard("npu", "device nodes", lambda: _npu_nodes(host)),
-        _guard("npu", "driver", lambda: _npu_driver(host)),
     ]
+    checks += [_guard(backend.value, name, check) for backend in Backend
+               for name, check in _track_checks(backend, host)]
     checks += _sandbox_checks()
     return checks
+
+
+def _track_checks(backend: Backend, host: HostConfig) -> list[tuple[str, Callable[[], str]]]:
+    """The track's own checks (`Track.doctor_checks`); a track that cannot even load says why."""
+    from judge.tracks import get_track
+
+    try:
+        return get_track(backend).doctor_checks(host)
+    except Exception as exc:
+        reason = f"the track does not load: {type(exc).__name__}: {exc}"
+
+        def broken() -> str:
+            raise Unavailable(reason)
+        return [("track", broken)]
 
 
 def render_doctor(checks: list[DoctorCheck]) -> str:
@@ -70,21 +72,21 @@ def render_doctor(checks: list[DoctorCheck]) -> str:
     for check in checks:
         lines.append(f"{check.area:<{width_area}}  {check.name:<{width_name}}  "
                      f"{check.status.value:<{width_status}}  {check.detail}")
-    ready = [area for area in ("cpu", "cuda", "npu")
+    ready = [area for area in (b.value for b in Backend)
              if any(c.area == area for c in checks) and all(c.ok for c in checks if c.area == area)]
     lines.append("")
     lines.append(f"backends ready on this host: {', '.join(ready) or 'none'}")
     return "\n".join(lines)
 
 
-class _Unavailable(Exception):
+class Unavailable(Exception):
     """A check's negative answer, carrying the reason shown to the operator."""
 
 
 def _guard(area: str, name: str, check: Callable[[], str]) -> DoctorCheck:
     try:
         return DoctorCheck(area, name, CheckStatus.OK, check())
-    except (_Unavailable, JudgeError) as exc:
+    except (Unavailable, JudgeError) as exc:
         return DoctorCheck(area, name, CheckStatus.UNAVAILABLE, str(exc))
     except Exception as exc:  # a check that breaks must not hide the others
         return DoctorCheck(area, name, CheckStatus.UNKNOWN, f"the check failed: {type(exc).__name__}: {exc}")
@@ -109,7 +111,8 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
-def _toolchain_version(backend: Backend, host: HostConfig) -> str:
+def toolchain_version(backend: str, host: HostConfig) -> str:
+    """The track's toolchain's version (a track's first check)."""
     from judge.tracks import get_track
 
     return get_track(backend).make_toolchain(host).version()
@@ -119,80 +122,6 @@ def _torch_version() -> str:
     import torch
 
     return str(torch.__version__)
-
-
-def _openmp() -> str:
-    gxx = shutil.which("g++")
-    if gxx is None:
-        raise _Unavailable("g++ not found; apt-get install g++")
-    found = subprocess.run([gxx, "-print-file-name=libgomp.so"], capture_output=True, text=True,
-                           timeout=30).stdout.strip()
-    if not found or not os.path.isabs(found):
-        raise _Unavailable("libgomp (GCC's OpenMP runtime) not found; apt-get install libgomp1 libgcc-12-dev")
-    return found
-
-
-def _cuda_device() -> str:
-    import torch
-
-    if not torch.cuda.is_available():
-        build = "a CPU-only torch build" if torch.version.cuda is None else f"torch built for CUDA {torch.version.cuda}"
-        raise _Unavailable(f"no CUDA GPU visible to torch ({build})")
-    return f"{torch.cuda.device_count()} GPU(s), first: {torch.cuda.get_device_name(0)}"
-
-
-def _cuda_float32(environ: Mapping[str, str]) -> str:
-    from judge.tracks.cuda import cuda_host_extra, refuse_tf32_override
-
-    refuse_tf32_override(cuda_host_extra(environ))
-    return "true float32 (TF32 not forced)"
-
-
-def _cmake(host: HostConfig) -> str:
-    cmake = shutil.which(host.extra.get("cmake", "cmake"))
-    if cmake is None:
-        raise _Unavailable("cmake not found (the NPU build runs CANN's CMake modules); apt-get install cmake")
-    first = subprocess.run([cmake, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()
-    return first[0] if first else cmake
-
-
-def _torch_npu(host: HostConfig) -> str:
-    if importlib.util.find_spec("torch_npu") is None:
-        raise _Unavailable("torch_npu is not installed; pip install the torch_npu wheel matching torch and CANN")
-    from judge.tracks.npu import runner_env
-
-    # Imported in a child: a torch_npu that cannot find CANN's libraries can abort the process.
-    env = {**os.environ, **runner_env(host)}
-    done = subprocess.run([sys.executable, "-c", "import torch_npu, torch; print(torch_npu.__version__, "
-                           "torch.npu.device_count())"], capture_output=True, text=True, timeout=120, env=env)
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise _Unavailable(f"torch_npu is installed but does not import: {tail}")
-    version, count = done.stdout.split()[:2]
-    if count == "0":
-        raise _Unavailable(f"torch_npu {version} imports but sees no NPU")
-    return f"torch_npu {version}, {count} NPU(s) visible"
-
-
-def _npu_nodes(host: HostConfig) -> str:
-    from judge.tracks.npu import device_nodes
-
-    nodes = device_nodes(host)
-    missing = [n for n in nodes if not os.path.exists(n)]
-    if missing:
-        raise _Unavailable(f"missing {', '.join(missing)} (no Ascend driver, or not passed into this container)")
-    return ", ".join(nodes)
-
-
-def _npu_driver(host: HostConfig) -> str:
-    from judge.tracks.npu import readonly_paths
-
-    driver = readonly_paths(host)[0]
-    if not driver.is_dir():
-        raise _Unavailable(f"{driver} does not exist (install the Ascend NPU driver and firmware)")
-    info = driver / "version.info"
-    text = info.read_text(errors="replace").strip().splitlines()[0] if info.is_file() else "version unknown"
-    return f"{driver} ({text})"
 
 
 def _sandbox_checks() -> list[DoctorCheck]:

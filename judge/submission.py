@@ -15,12 +15,12 @@ _SAFE_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_NAME_CHARS - 1}}}
 
 
 def source_suffixes(backend: Backend | None = None) -> tuple[str, ...]:
-    """The file types a submission to `backend` may hold: its track's policy rules' own list, the one the
-    source check enforces (judge/policy/<backend>.py); with no backend, those of every backend."""
-    from judge.policy import rules_for
+    """The file types a submission to `backend` may hold: its track's one list (`Track.source_suffixes`, which
+    the source check enforces too); with no backend, those of every backend."""
+    from judge.tracks import get_track  # the tracks import the toolchains, which import this module
 
     backends = [backend] if backend is not None else list(Backend)
-    return tuple(sorted(set().union(*(rules_for(b).source_suffixes for b in backends))))
+    return tuple(sorted(set().union(*(get_track(b).source_suffixes for b in backends))))
 
 
 def check_name(name: str, backend: Backend | None = None) -> str:

@@ -14,6 +14,7 @@ from celery.signals import worker_ready, worker_shutting_down
 from api.store import Database, register_worker, release_runs_of_earlier_process, upgrade_database
 from judge.backends import Backend
 from judge.errors import UserFacingError
+from judge.tracks import find_track_by_queue, queue_forms
 from workers.celery_app import CeleryDispatcher, make_celery
 from workers.context import WorkerContext, default_worker_name, pin_device
 from workers.hostinfo import describe_worker
@@ -28,14 +29,11 @@ class WorkerConfigError(UserFacingError):
 
 
 def backend_for_queue(queue: str) -> Backend:
-    """judge.cpu -> CPU, judge.cuda.<gpu> -> CUDA, judge.npu.<soc> -> NPU (api.dispatch.queue_for)."""
-    parts = queue.split(".")
-    if parts[0] == "judge" and len(parts) >= 2:
-        if parts[1] == "cpu" and len(parts) == 2:
-            return Backend.CPU
-        if parts[1] in ("cuda", "npu") and len(parts) == 3 and parts[2]:
-            return Backend(parts[1])
-    raise WorkerConfigError(f"unknown queue {queue!r}; queues are judge.cpu, judge.cuda.<gpu>, judge.npu.<soc>")
+    """The backend whose queue `queue` is (judge.cpu, judge.cuda.<gpu>, judge.npu.<soc>: `Track.queue_name`)."""
+    track = find_track_by_queue(queue)
+    if track is None:
+        raise WorkerConfigError(f"unknown queue {queue!r}; queues are {queue_forms()}")
+    return track.backend
 
 
 def run_worker(

@@ -38,6 +38,7 @@ from api.store import (
 from api.store.queueinfo import place_of_run
 from api.store.submission_refs import submission_id_of
 from api.uploads import UploadForm, read_upload
+from judge.backends import Backend
 from judge.modes import RunMode
 
 router = APIRouter(prefix="/api/v1", tags=["teams"])
@@ -52,7 +53,7 @@ _UPLOAD_BODY = {
                     "required": ["problem", "backend", "files"],
                     "properties": {
                         "problem": {"type": "string", "example": "add_mul_relu"},
-                        "backend": {"type": "string", "enum": ["cpu", "cuda", "npu"]},
+                        "backend": {"type": "string", "enum": [b.value for b in Backend]},  # the registered tracks
                         "mode": {"type": "string", "enum": ["test", "benchmark", "ranked"], "default": "ranked"},
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                     },

@@ -26,7 +26,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from api.store.enums import RankedBy, RelativeTo, Role, RunKind, RunStatus
 from api.store.public_ids import new_public_id
-from api.store.types import UTCDateTime, str_enum
+from api.store.types import BackendName, UTCDateTime, str_enum
 from judge.backends import Backend, CaseSet, Isolation
 from judge.modes import RunMode
 from judge.verdict import Verdict
@@ -157,7 +157,7 @@ class Submission(Base):
     competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"))
     problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id"))
-    backend: Mapped[Backend] = mapped_column(str_enum(Backend))
+    backend: Mapped[Backend] = mapped_column(BackendName())
     mode: Mapped[RunMode] = mapped_column(str_enum(RunMode), default=RunMode.RANKED)  # only ranked ones rank
     sha256: Mapped[str] = mapped_column(String(64))  # over the files' names and contents, in order
     status: Mapped[RunStatus] = mapped_column(str_enum(RunStatus))  # of the latest judge/rejudge run

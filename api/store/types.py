@@ -6,8 +6,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import DateTime, Enum, TypeDecorator
+from sqlalchemy import DateTime, Enum, String, TypeDecorator
 from sqlalchemy.engine import Dialect
+
+from judge.backends import Backend
 
 # The largest value an Integer column holds on both databases (int4 on PostgreSQL; SQLite's are wider).
 # Ids and settings above it are refused at the edge: PostgreSQL would fail the query instead.
@@ -54,6 +56,20 @@ def str_enum(enum: type[StrEnum], length: int = 16) -> Enum:
     """A StrEnum stored as VARCHAR of its values (no native PostgreSQL enum type to migrate)."""
     values: Any = lambda e: [m.value for m in e]  # noqa: E731 - SQLAlchemy wants a callable
     return Enum(enum, native_enum=False, create_constraint=False, length=length, values_callable=values)
+
+
+class BackendName(TypeDecorator[Backend]):
+    """A backend as VARCHAR(16) of its name, as `str_enum` stored it when Backend was an enum (so no
+    migration): the names are the registered tracks' (judge/tracks/__init__.py), checked both ways."""
+
+    impl = String(16)
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else Backend(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> Backend | None:
+        return None if value is None else Backend(value)
 
 
 def utcnow() -> datetime:

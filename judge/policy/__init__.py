@@ -5,7 +5,7 @@ docs/security.md, layers 1 to 2).
 compiled (its preprocessed units), `check_library` on the built library.
 Each returns findings (empty: nothing refused); the engine turns any finding
 into verdict SV and shows the rule, the file, the line and the message.
-Rules are data per backend (judge/policy/<backend>.py, `register_rules`).
+Rules are data per backend, its track's `policy_rules` (`register_rules` replaces them).
 """
 
 from __future__ import annotations
@@ -17,13 +17,20 @@ from judge.backends import Backend
 from judge.limits import Limits
 from judge.policy.expanded import check_preprocessed as check_preprocessed_units
 from judge.policy.library import check_library_file
-from judge.policy.rules import BackendRules, BannedName, register_rules, rules_for
+from judge.policy.rules import BackendRules, BannedName, register_rules, registered_rules
 from judge.policy.sources import check_source_files
 from judge.results import PolicyFinding
 from judge.toolchains.base import SourceFile
 
 __all__ = ["BackendRules", "BannedName", "check_library", "check_preprocessed", "check_sources", "register_rules",
            "rules_for"]
+
+
+def rules_for(backend: Backend) -> BackendRules:
+    """The rules of `backend`: its track's, unless `register_rules` replaced them."""
+    from judge.tracks import get_track  # the track imports the rules' types from here: on use
+
+    return registered_rules(backend) or get_track(backend).policy_rules
 
 
 def check_sources(

@@ -1,19 +1,16 @@
-"""Policy rules as data: one `BackendRules` entry per backend, in an explicit registry.
+"""Policy rules as data: one `BackendRules` per backend, its track's `policy_rules`.
 
-A backend's rules live in `judge/policy/<backend>.py` as `RULES = BackendRules(...)`
-and are loaded on first use; `register_rules` replaces or adds an entry at run
-time (tests, a new backend). The checks in sources.py and library.py read only
-this data, so adding a backend never touches them.
+`judge.policy.rules_for` finds them through the track (judge/tracks/__init__.py);
+`register_rules` puts others in their place at run time (tests). The checks in
+sources.py and library.py read only this data, so adding a backend never touches them.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass, field
 
 from judge.backends import Backend
-from judge.errors import InternalJudgeError
 
 
 @dataclass(frozen=True)
@@ -57,20 +54,14 @@ class BackendRules:
         return name in self.allowed_imports or any(re.fullmatch(p, name) for p in self.allowed_import_patterns)
 
 
-_REGISTRY: dict[Backend, BackendRules] = {}
+_REGISTRY: dict[Backend, BackendRules] = {}  # rules put in place of a track's own
 
 
 def register_rules(backend: Backend, rules: BackendRules) -> None:
-    """Add or replace the rules of `backend`."""
+    """Use `rules` for `backend` instead of its track's."""
     _REGISTRY[backend] = rules
 
 
-def rules_for(backend: Backend) -> BackendRules:
-    """The rules of `backend`, loading `judge.policy.<backend>` on first use."""
-    if backend not in _REGISTRY:
-        try:
-            module = importlib.import_module(f"judge.policy.{backend.value}")
-        except ModuleNotFoundError as exc:
-            raise InternalJudgeError(f"no policy rules for backend {backend.value!r}") from exc
-        _REGISTRY.setdefault(backend, module.RULES)
-    return _REGISTRY[backend]
+def registered_rules(backend: Backend) -> BackendRules | None:
+    """The rules `register_rules` put in place for `backend`, if any."""
+    return _REGISTRY.get(backend)

@@ -1,15 +1,14 @@
 """The seam between the pipeline and each track's profiler (docs/profiles.md).
 
 After the timing phase, for every public timed case that passed, the pipeline builds a
-`ProfileContext` and calls the track's `profile_case(ctx) -> list[ProfileSection]`, found as
-`judge/tracks/<backend>/profile.py`. A track without that module gets one "not available" section.
+`ProfileContext` and calls the track's `profile_case(ctx) -> list[ProfileSection]`, its `Track.profiler`.
+A track without one gets one "not available" section.
 The CPU's profiler drives the warm submission child through untimed calls; a device track's starts
 a fresh child under its tool's command prefix (`ctx.start_runner`) for one untimed pass.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +36,9 @@ class ProfileContext:
 
 def track_profiler(backend: Backend) -> ProfileCase:
     """The track's `profile_case`, or one that says the track has none."""
-    try:
-        module = importlib.import_module(f"judge.tracks.{backend.value}.profile")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"judge.tracks.{backend.value}.profile":
-            raise
+    from judge.tracks import get_track  # the tracks' profilers import this module: on use
+
+    found: ProfileCase | None = get_track(backend).profiler
+    if found is None:
         return lambda ctx: [unavailable("profile", f"the {backend.value} track has no profiler")]
-    found: ProfileCase = module.profile_case
     return found

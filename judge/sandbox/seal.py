@@ -34,8 +34,8 @@ What no filter can see (the vDSO clock, writes into the runner's own memory, the
 checked by the worker, which never trusts the child's account.
 
 A refused call kills the process with SIGSYS (`SCMP_ACT_KILL_PROCESS`): verdict SV. Each track
-says which rules it can bear (`Track.runtime_rules`), from the table in judge/sandbox/seal_tracks.py,
-which cites for every track and rule what a device's runtime does after it started.
+says which rules it can bear (`Track.runtime_rules`), from its decisions (judge/tracks/<backend>/seal.py,
+statuses in judge/sandbox/seal_tracks.py), which cite for every rule what its runtime does after it started.
 """
 
 from __future__ import annotations

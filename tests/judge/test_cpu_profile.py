@@ -110,7 +110,9 @@ def test_only_public_timed_cases_of_timed_runs_that_passed_are_profiled() -> Non
 
 
 def test_a_track_without_a_profiler_gets_a_reason() -> None:
-    assert track_profiler(Backend.CPU).__module__ == "judge.profiling.cpu"
+    from judge.tracks import cpu
+
+    assert track_profiler(Backend.CPU) is cpu.profile_case  # which imports judge.profiling.cpu's on use
     profile = {"case": "c", "backend": "cpu", "sections": [unavailable("ncu", "ncu is not installed").to_json()]}
     result = JudgeResult(Verdict.AC, "p", Backend.CPU, "", profiles=[profile])
     assert result_from_dict(result.to_dict()).profiles == [profile]  # kept through the worker's JSON

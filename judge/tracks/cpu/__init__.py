@@ -10,10 +10,12 @@ from typing import Any
 from judge.backends import Backend
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.sandbox.seal_tracks import runtime_rules
+from judge.policy.cpu import RULES
 from judge.tracks import Track
+from judge.tracks.cpu.doctor import doctor_checks
 from judge.tracks.cpu.evict import helper_for
 from judge.tracks.cpu.runtime import CpuRuntime, last_level_cache_bytes
+from judge.tracks.cpu.seal import DECISIONS
 from judge.tracks.cpu.toolchain import GccToolchain
 
 
@@ -67,6 +69,14 @@ def _runtime_options(host: HostConfig) -> dict[str, Any]:
     }
 
 
+def profile_case(ctx: Any) -> list[Any]:
+    """The CPU track's profiler (judge/profiling/cpu.py), imported on first use: it imports the runner's session,
+    which neither the runner child nor the service loads with the track."""
+    from judge.tracks.cpu.profile import profile_case as profile
+
+    return profile(ctx)
+
+
 TRACK = Track(
     backend=Backend.CPU,
     limits=CPU_LIMITS,
@@ -78,5 +88,8 @@ TRACK = Track(
     host_clock=True,
     early_submission_start=True,
     runner_env=lambda host: dict(RUNNER_OPENMP_ENV),
-    runtime_rules=runtime_rules("cpu"),  # every rule (judge/sandbox/seal_tracks.py)
+    policy_rules=RULES,
+    seal_decisions=DECISIONS,  # judge/tracks/cpu/seal.py
+    profiler=profile_case,
+    doctor_checks=doctor_checks,
 )

@@ -20,10 +20,12 @@ from judge.backends import Backend
 from judge.errors import InternalJudgeError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
-from judge.sandbox.seal_tracks import runtime_rules
+from judge.policy.cuda import RULES
 from judge.tracks import Track
 from judge.tracks.cuda.device import device_nodes, driver_library, find_peak, floor_peak_flops, gpu_name
+from judge.tracks.cuda.doctor import doctor_checks
 from judge.tracks.cuda.runtime import MIN_FLUSH_BYTES, CudaRuntime
+from judge.tracks.cuda.seal import DECISIONS
 from judge.tracks.cuda.toolchain import DEFAULT_CUDA_ARCH, CudaToolchain
 
 # No RLIMIT_AS (memory_limit_mib = 0): CUDA reserves far more address space than it uses.
@@ -122,6 +124,14 @@ def make_toolchain(host: HostConfig) -> CudaToolchain:
     return CudaToolchain(cuda_home=host.cuda_home, arch=host.cuda_arch or DEFAULT_CUDA_ARCH)
 
 
+def profile_case(ctx: Any) -> list[Any]:
+    """The CUDA track's profiler (ncu, profile.py), imported on first use: it imports the runner's session,
+    which neither the runner child nor the service loads with the track."""
+    from judge.tracks.cuda.profile import profile_case as profile
+
+    return profile(ctx)
+
+
 TRACK = Track(
     backend=Backend.CUDA,
     limits=CUDA_LIMITS,
@@ -133,5 +143,9 @@ TRACK = Track(
     readonly_paths=readonly_paths,
     generation_device="cuda",
     oracle_device="cuda",
-    runtime_rules=runtime_rules("cuda"),  # what its runtime bears (judge/sandbox/seal_tracks.py)
+    policy_rules=RULES,
+    seal_decisions=DECISIONS,  # judge/tracks/cuda/seal.py
+    profiler=profile_case,
+    doctor_checks=doctor_checks,
+    queue_device_setting="cuda_gpu",  # judge.cuda.<kind>
 )

@@ -18,11 +18,13 @@ from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
-from judge.sandbox.seal_tracks import runtime_rules
 from judge.tracks import Track
 from judge.tracks.npu.baseline import python_baseline
 from judge.tracks.npu.cann import DEFAULT_DRIVER_DIR, cann_version, soc_family
+from judge.tracks.npu.doctor import doctor_checks
+from judge.tracks.npu.policy import RULES
 from judge.tracks.npu.runtime import DEFAULT_FLUSH_BYTES, NpuRuntime
+from judge.tracks.npu.seal import DECISIONS
 from judge.tracks.npu.toolchain import AscendToolchain
 
 # ascendc_library runs several CMake sub-builds (precompile, device, host stub): minutes, not seconds.
@@ -132,6 +134,14 @@ def make_toolchain(host: HostConfig) -> AscendToolchain:
     return AscendToolchain(host)
 
 
+def profile_case(ctx: Any) -> list[Any]:
+    """The NPU track's profiler (msprof op, profile.py), imported on first use: it imports the runner's session,
+    which neither the runner child nor the service loads with the track."""
+    from judge.tracks.npu.profile import profile_case as profile
+
+    return profile(ctx)
+
+
 TRACK = Track(
     backend=Backend.NPU,
     limits=NPU_LIMITS,
@@ -147,7 +157,11 @@ TRACK = Track(
     # Ascend's matmul and reductions are not run-to-run reproducible unless asked: the child
     # and the worker both make every input (with the forward pass) and must agree bit for bit.
     deterministic_generation=True,
-    runtime_rules=runtime_rules("npu"),  # what its runtime bears (judge/sandbox/seal_tracks.py)
+    policy_rules=RULES,
+    seal_decisions=DECISIONS,  # judge/tracks/npu/seal.py
+    profiler=profile_case,
+    doctor_checks=doctor_checks,
+    queue_device_setting="npu_soc",  # judge.npu.<kind>
     under_profiler=under_profiler,
 )
 

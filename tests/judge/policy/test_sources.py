@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from judge.backends import Backend
-from judge.errors import InternalJudgeError
 from judge.limits import Limits
 from judge.policy import BackendRules, check_sources, register_rules, rules_for
 from judge.toolchains.base import SourceFile
@@ -154,13 +152,11 @@ def test_binary_file_is_refused() -> None:
     assert only("int x;\0\n").rule == "binary-file"
 
 
-def test_a_backend_without_rules_is_the_judges_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from judge.policy import rules
+def test_a_backends_rules_are_its_tracks() -> None:
+    from judge.tracks import get_track
 
-    monkeypatch.delitem(rules._REGISTRY, Backend.CUDA, raising=False)
-    monkeypatch.setitem(sys.modules, "judge.policy.cuda", None)  # the import now fails
-    with pytest.raises(InternalJudgeError, match="no policy rules"):
-        rules_for(Backend.CUDA)
+    for backend in Backend:
+        assert rules_for(backend) is get_track(backend).policy_rules
 
 
 def test_rules_are_data_a_backend_can_register() -> None:

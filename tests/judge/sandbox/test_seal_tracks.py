@@ -1,4 +1,5 @@
-"""Each track's runtime rules (judge/sandbox/seal_tracks.py): every rule decided with its evidence,
+"""Each track's runtime rules (`Track.seal_decisions`, judge/tracks/<backend>/seal.py; the statuses in
+judge/sandbox/seal_tracks.py): every rule decided with its evidence,
 each track's filter refusing exactly its rules' calls, and what a device runtime does after it
 started (open device files for writing, set signal actions, dlopen its parts) left alone by the
 filter its track gets. The checks on real drivers are marked `cuda` / `npu`."""
@@ -14,8 +15,9 @@ import tempfile
 import pytest
 
 from judge.sandbox.seal import RuntimeRule, build_seal
-from judge.sandbox.seal_tracks import TRACK_SEAL, Status, rules_with, runtime_rules
+from judge.sandbox.seal_tracks import Status
 from judge.sandbox.seccomp import seccomp_available
+from judge.tracks import get_track
 
 needs_seccomp = pytest.mark.skipif(seccomp_available() is not None, reason=f"seccomp: {seccomp_available()}")
 
@@ -41,7 +43,7 @@ def filtered_calls(rules: tuple[RuntimeRule, ...]) -> set[str]:
 
 @pytest.mark.parametrize("backend", ["cpu", "cuda", "npu"])
 def test_every_rule_is_decided_once_with_its_evidence(backend: str) -> None:
-    table = TRACK_SEAL[backend]
+    table = get_track(backend).seal_decisions
     assert sorted(d.rule for d in table) == sorted(RuntimeRule)
     for decision in table:
         assert len(decision.evidence) > 40, decision  # a reason a person can check, not a word
@@ -52,7 +54,7 @@ def test_the_tracks_are_sealed_as_the_table_says() -> None:
 
     assert cpu.TRACK.runtime_rules == tuple(RuntimeRule)
     for track, backend in ((cuda.TRACK, "cuda"), (npu.TRACK, "npu")):
-        assert track.runtime_rules == runtime_rules(backend)
+        assert track.runtime_rules == tuple(d.rule for d in track.seal_decisions if d.status is Status.RUNTIME)
         # What their runtimes do by themselves (device files, log files, handlers, lazy dlopen)
         # must not be sealed on them.
         for rule in (RuntimeRule.FILE_WRITES, RuntimeRule.SIGNAL_HANDLERS, RuntimeRule.MAPPED_CODE):
@@ -64,8 +66,8 @@ def test_the_tracks_are_sealed_as_the_table_says() -> None:
 @pytest.mark.parametrize("backend", ["cpu", "cuda", "npu"])
 @pytest.mark.parametrize("status", [Status.RUNTIME, Status.CANDIDATE])
 def test_each_track_filter_refuses_its_rules_calls_only(backend: str, status: Status) -> None:
-    rules = runtime_rules(backend) if status is Status.RUNTIME else (
-        runtime_rules(backend) + rules_with(backend, Status.CANDIDATE))
+    track = get_track(backend)
+    rules = track.runtime_rules + (track.rules_with(Status.CANDIDATE) if status is Status.CANDIDATE else ())
     expected = set().union(*(CALLS[r] for r in rules)) if rules else set()
     assert filtered_calls(rules) == expected
 
@@ -76,10 +78,11 @@ DEVICE_SEAL = (
     "import ctypes, mmap, os, signal, sys\n"
     "from judge.sandbox.lockdown import restrict_runner\n"
     "from judge.sandbox.seal import seal_runner\n"
-    "from judge.sandbox.seal_tracks import Status, rules_with, runtime_rules\n"
-    "backend = sys.argv[1]\n"
+    "from judge.sandbox.seal_tracks import Status\n"
+    "from judge.tracks import get_track\n"
+    "track = get_track(sys.argv[1])\n"
     "restrict_runner()\n"
-    "seal_runner(runtime_rules(backend) + rules_with(backend, Status.CANDIDATE))\n"
+    "seal_runner(track.runtime_rules + track.rules_with(Status.CANDIDATE))\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
 )
 
@@ -128,7 +131,7 @@ def test_what_no_device_runtime_needs_is_refused_by_its_seal(backend: str, actio
 # On the hardware: the real runtime, initialised as the runner child does before the seal, then
 # sealed with its track's rules and candidates, must launch kernels, allocate (pinned host memory
 # too, a new CPU mapping of device memory), make streams and synchronise. Where it passes on a
-# host, the candidates can move to RUNTIME in seal_tracks.py.
+# host, the candidates can move to RUNTIME in the track's seal.py.
 CUDA_WORK = (
     "import torch\n"
     "x = torch.randn(256, 256, device='cuda'); torch.cuda.synchronize()\n"
@@ -148,7 +151,7 @@ NPU_WORK = CUDA_WORK.replace("import torch\n", "import torch, torch_npu\n").repl
 def run_on_device(backend: str, work: str) -> subprocess.CompletedProcess[bytes]:
     seal = ("from judge.sandbox.lockdown import restrict_runner\n"
             "restrict_runner()\n"
-            "seal_runner(runtime_rules(backend) + rules_with(backend, Status.CANDIDATE))")
+            "seal_runner(track.runtime_rules + track.rules_with(Status.CANDIDATE))")
     code = DEVICE_SEAL.split("restrict_runner()\n")[0] + work.replace("__SEAL__", seal)
     return subprocess.run([sys.executable, "-c", code, backend], capture_output=True, timeout=300)
 
