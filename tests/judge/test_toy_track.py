@@ -1,0 +1,149 @@
+"""Adding a backend is adding a track's folder and nothing else (judge/tracks/__init__.py).
+
+The toy track is written here into a temporary folder: a host-CPU track named `toycpu` that reuses
+the CPU track's runtime, toolchain, policy and doctor checks by importing them from judge.tracks.cpu,
+with its own name, file types, queue and seal decisions. Registered, its name is a backend
+everywhere, and a kernel is judged through it. Nothing outside the temporary folders is written:
+were any other file needed, this test could not pass. Problem packages name the backends they have
+cases and reference kernels for, so the test copies add_mul_relu's package beside the track and
+gives it `toycpu` cases and baseline: the CPU ones, reference_kernels/add_mul_relu/cpu/baseline.cpp.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judge.backends import Backend
+from judge.doctor import doctor_report
+from judge.engine import JudgeRequest, judge_submission
+from judge.errors import SubmissionFormatError
+from judge.host import HostConfig
+from judge.limits import CPU_LIMITS
+from judge.modes import RunMode
+from judge.problem import load_problem
+from judge.sandbox.seal import RuntimeRule
+from judge.submission import check_name, make_sources, source_suffixes
+from judge.tracks import find_track_by_queue, get_track, register_track, unregister_track
+from judge.verdict import Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TOY_INIT = '''"""toycpu: the host CPU under another name (a test's track)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from judge.backends import Backend
+from judge.tracks import Track
+from judge.tracks import cpu
+
+from .seal import DECISIONS
+
+TRACK = Track(
+    backend=Backend("toycpu"),
+    limits=cpu.TRACK.limits,
+    make_toolchain=cpu.TRACK.make_toolchain,
+    make_runtime=cpu.TRACK.make_runtime,
+    runtime_options=cpu.TRACK.runtime_options,
+    device_nodes=lambda host: [],
+    runner_env=cpu.TRACK.runner_env,
+    readonly_paths=cpu.TRACK.readonly_paths,
+    host_clock=False,  # as tests/judge/conftest.py's no_forged_timer_check: the host's load must not decide
+    policy_rules=dataclasses.replace(cpu.TRACK.policy_rules, source_suffixes=frozenset({".cxx", ".hxx"})),
+    seal_decisions=DECISIONS,
+    profiler=cpu.profile_case,
+    doctor_checks=cpu.TRACK.doctor_checks,
+)
+'''
+
+TOY_SEAL = '''"""toycpu's runtime rules: all but the signal handlers' (to tell its seal from the CPU track's)."""
+
+from judge.sandbox.seal import RuntimeRule
+from judge.sandbox.seal_tracks import Decision, Status
+
+DECISIONS = tuple(
+    Decision(rule, Status.STATIC_ONLY if rule is RuntimeRule.SIGNAL_HANDLERS else Status.RUNTIME,
+             "the toy track runs the CPU track's runtime, which bears every rule; one is left out to show it")
+    for rule in RuntimeRule
+)
+'''
+
+
+def _toy_problem(problems: Path) -> Path:
+    """add_mul_relu's package with `toycpu` cases (the CPU ones) and baseline (the CPU one)."""
+    folder = problems / "add_mul_relu"
+    shutil.copytree(ROOT / "problems/add_mul_relu", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = folder / "problem.toml"
+    text = toml.read_text()
+    text = text.replace('backends = ["cpu", "cuda", "npu"]', 'backends = ["cpu", "cuda", "npu", "toycpu"]')
+    text = text.replace('cpu = "cpu/baseline.cpp"\n', 'cpu = "cpu/baseline.cpp"\ntoycpu = "cpu/baseline.cpp"\n')
+    cpu_cases = re.search(r"\[cases\.cpu\]\n(.*?)(?=\n\[cases\.)", text, re.S)
+    assert cpu_cases is not None
+    toml.write_text(text + "\n[cases.toycpu]\n" + cpu_cases.group(1) + "\n")
+    return problems
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "tracks" / "toycpu"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(TOY_INIT)
+    (folder / "seal.py").write_text(TOY_SEAL)
+    register_track(folder)
+    try:
+        yield folder
+    finally:
+        unregister_track("toycpu")
+
+
+def test_before_it_is_registered_toycpu_is_no_backend() -> None:
+    with pytest.raises(ValueError, match="registered backends are cpu, cuda, npu"):
+        Backend("toycpu")
+
+
+def test_a_registered_track_is_a_backend_everywhere(toy: Path) -> None:
+    backend = Backend("toycpu")
+    assert backend in Backend and backend in list(Backend)
+    track = get_track(backend)
+    assert track.backend is backend
+    # Its own file types, for the upload and the page's picker (one list, the policy's).
+    assert source_suffixes(backend) == (".cxx", ".hxx")
+    assert check_name("kernel.cxx", backend) == "kernel.cxx"
+    with pytest.raises(SubmissionFormatError, match="for the toycpu backend: accepted are .cxx, .hxx"):
+        check_name("kernel.cpp", backend)
+    # Its own queue, found back from the name.
+    assert track.queue_name() == "judge.toycpu"
+    found = find_track_by_queue("judge.toycpu")
+    assert found is not None and found.backend is backend
+    # Its own seal decisions.
+    assert RuntimeRule.SIGNAL_HANDLERS not in track.runtime_rules
+    assert set(track.runtime_rules) == set(RuntimeRule) - {RuntimeRule.SIGNAL_HANDLERS}
+    # The doctor asks it for its checks.
+    checks = [c for c in doctor_report(HostConfig(work_root=toy.parent)) if c.area == "toycpu"]
+    assert [c.name for c in checks] == ["compiler", "openmp"]
+    # The runner child, whose environment starts empty, finds the track's folder.
+    host = HostConfig(work_root=toy.parent, limits=track.limits)
+    assert str(toy.resolve()) in track.runner_env(host).values()
+    assert toy.resolve() in track.readonly_paths(host)
+
+
+def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:
+    problems = _toy_problem(tmp_path / "problems")
+    problem = load_problem("add_mul_relu", problems, ROOT / "reference_kernels")
+    baseline = (ROOT / "reference_kernels/add_mul_relu/cpu/baseline.cpp").read_bytes()
+    backend = Backend("toycpu")
+    request = JudgeRequest(problem=problem, backend=backend, mode=RunMode.TEST,
+                           sources=make_sources([("kernel.cxx", baseline)], CPU_LIMITS, backend))
+    work = tmp_path / "work"
+    work.mkdir()
+    result = judge_submission(request, host=HostConfig(work_root=work, limits=CPU_LIMITS, sandbox_mode="auto",
+                                                       reference_dir=ROOT / "reference_kernels"))
+    assert result.verdict is Verdict.AC, result.message
+    assert result.backend == "toycpu"
+    assert [c.name for c in result.cases] == [c.name for c in problem.cases_for(Backend.CPU) if not c.case_set.timed]
