@@ -30,13 +30,8 @@ from judge.retime import DISTURBED, RetimePolicy, time_until_calm
 from judge.runner.baseline import BaselineFailed, BaselineRunner
 from judge.runner.failures import FailureKind, RunnerFailed, SubmissionBrokeRunner, allocation_failed
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import (
-    REPO_ROOT,
-    WITHHELD_OUTPUT_NOTE,
-    RunnerDied,
-    RunnerSession,
-    RunnerStartFailed,
-)
+from judge.runner.session import WITHHELD_OUTPUT_NOTE, RunnerDied, RunnerSession, RunnerStartFailed
+from judge.runner.spec import REPO_ROOT, SessionSpec
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.sandbox.memcg import memory_root
 from judge.scoring import case_score_vs_baseline, online_score
@@ -132,18 +127,18 @@ def _run_cases(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox
         child_env, child_options = {**env, "HOME": str(folder)}, runtime_options
         if command_prefix and track.under_profiler is not None:
             child_env, child_options = track.under_profiler(host, child_env, runtime_options)
-        return RunnerSession(
+        return RunnerSession(SessionSpec(
             sandbox=sandbox, problem=problem, backend=request.backend.value, libraries={role: library},
             reference_dir=reference_dir, runtime_options=child_options, workdir=folder,
             sandbox_limits=box_limits, env=child_env,
             workspace_limit_bytes=limits.workspace_limit_bytes, stdout_limit_bytes=limits.stdout_limit_bytes,
             lockdown=sandbox.isolation is not Isolation.OFF, runtime_rules=track.runtime_rules,
-            readonly_paths=readonly + extra,
+            readonly_paths=(*readonly, *extra),
             python_baseline=python_baseline, generation_device=track.generation_device,
             deterministic=deterministic, command_prefix=command_prefix,
             call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
             memory_root=memory_cgroups,
-        )
+        ))
 
     reporter.stage(Stage.CHECKING)
     session = runner("submission", built.submission, run_dir)

@@ -52,6 +52,26 @@ class RunnerFailed(JudgeError):
         self.kind = kind
 
 
+class RunnerDied(JudgeError):
+    """The child ended during a call: crash, signal, exit, or killed for the time limit."""
+
+    def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str,
+                 withheld_stderr: str = "", memory_limit_mib: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.timed_out = timed_out
+        # Set when the kernel's OOM killer ended a process of the child's memory cgroup: the
+        # child's memory (shared memory and tmpfs files included) reached this limit (MLE).
+        self.memory_limit_mib = memory_limit_mib
+        self.stderr = stderr  # what the team may see: written before the first private case
+        self.withheld_stderr = withheld_stderr  # written after it: for the verdict only
+
+
+class RunnerStartFailed(JudgeError):
+    """The child ended before any submission code ran (its runtime, the driver or the sandbox
+    failed): the judge's failure, never the team's."""
+
+
 def allocation_failed(text: str) -> bool:
     """Whether a death's output or a failure's account says an allocation failed."""
     return any(marker in text for marker in ALLOCATION_FAILURES)

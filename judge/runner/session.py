@@ -9,13 +9,11 @@ worker's: a call that overruns is answered by killing the child's whole group.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,40 +23,20 @@ from typing import Any, Protocol
 import torch
 
 from judge.backends import CaseSet
-from judge.errors import JudgeError
 from judge.idle_watch import tree_cpu_split
-from judge.problem import Case, Problem
+from judge.problem import Case
+from judge.runner.failures import RunnerDied as RunnerDied  # re-exported: its home was here
 from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
+from judge.runner.failures import RunnerStartFailed as RunnerStartFailed  # re-exported: its home was here
 from judge.runner.failures import runner_failure
+from judge.runner.pipes import Drain, free_fd_numbers
 from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
 from judge.runner.reports import output_tensor, read_call_report
-from judge.sandbox.base import Bind, Sandbox, SandboxLimits
-from judge.sandbox.memcg import CgroupRoot
+from judge.runner.spec import SessionSpec
 from judge.sandbox.paths import interpreter
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 WITHHELD_OUTPUT_NOTE = "\n[output written from the first private case on is not shown]"
 PRIVATE_OUTPUT_NAME = "private-output.log"  # in the run folder: the kernel's output from the first private case on
-
-
-class RunnerDied(JudgeError):
-    """The child ended during a call: crash, signal, exit, or killed for the time limit."""
-
-    def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str,
-                 withheld_stderr: str = "", memory_limit_mib: int | None = None) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.timed_out = timed_out
-        # Set when the kernel's OOM killer ended a process of the child's memory cgroup: the
-        # child's memory (shared memory and tmpfs files included) reached this limit (MLE).
-        self.memory_limit_mib = memory_limit_mib
-        self.stderr = stderr  # what the team may see: written before the first private case
-        self.withheld_stderr = withheld_stderr  # written after it: for the verdict only
-
-
-class RunnerStartFailed(JudgeError):
-    """The child ended before any submission code ran (its runtime, the driver or the sandbox
-    failed): the judge's failure, never the team's."""
 
 
 @dataclass
@@ -97,102 +75,39 @@ class CallProbe(Protocol):
     def ran(self, bracket_ns: int) -> None: ...
 
 
-class _Drain(threading.Thread):
-    def __init__(self, stream: Any, limit: int) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.limit, self.kept = stream, limit, bytearray()
-        self.dropped = 0
-
-    def run(self) -> None:
-        # read1: whatever has arrived, at once (read(n) would wait for n bytes or the end).
-        while chunk := self.stream.read1(65536):
-            room = self.limit - len(self.kept)
-            self.kept += chunk[: max(room, 0)]
-            self.dropped += max(len(chunk) - max(room, 0), 0)
-
-    def text(self) -> str:
-        tail = f"\n[{self.dropped} more bytes dropped]" if self.dropped else ""
-        return self.kept.decode(errors="replace") + tail
-
-
-def _free_fd_numbers(count: int) -> list[int]:
-    chosen: list[int] = []
-    while len(chosen) < count:
-        candidate = 100 + secrets.randbelow(800)
-        if candidate in chosen:
-            continue
-        try:
-            fcntl.fcntl(candidate, fcntl.F_GETFD)
-        except OSError:
-            chosen.append(candidate)
-    return chosen
-
-
 class RunnerSession:
     """One child process for one judge run; use as a context manager."""
 
-    def __init__(
-        self,
-        *,
-        sandbox: Sandbox,
-        problem: Problem,
-        backend: str,
-        libraries: dict[str, Path],
-        reference_dir: Path,
-        runtime_options: dict[str, Any],
-        workdir: Path,
-        sandbox_limits: SandboxLimits,
-        env: dict[str, str],
-        workspace_limit_bytes: int,
-        stdout_limit_bytes: int,
-        lockdown: bool,
-        runtime_rules: tuple[str, ...] = (),
-        readonly_paths: list[Path] | None = None,
-        python_baseline: bool = False,
-        generation_device: str = "cpu",
-        deterministic: bool = False,
-        startup_timeout_s: float = 120.0,
-        call_guard: bool = True,
-        command_prefix: tuple[str, ...] = (),
-        memory_root: CgroupRoot | None = None,
-    ) -> None:
+    def __init__(self, spec: SessionSpec) -> None:
+        self.spec = spec
         self.nonce = secrets.token_bytes(16)
         self._hello = {
             "nonce": self.nonce.hex(),
-            "problem": problem.slug,
-            "problems_dir": str(problem.root.parent),
-            "reference_dir": str(reference_dir),
-            "backend": backend,
-            "runtime": runtime_options,
-            "libraries": {name: str(path) for name, path in libraries.items()},
-            "workspace_limit_bytes": workspace_limit_bytes,
-            "lockdown": lockdown,
-            "runtime_rules": list(runtime_rules) if lockdown else [],  # judge/sandbox/seal.py
-            "private_output": str(workdir / PRIVATE_OUTPUT_NAME),
-            "python_baseline": python_baseline,
-            "generation_device": generation_device,
-            "deterministic": deterministic,
-            # The page reads and the checks after each call (judge/runner/guard.py); off only to
-            # measure what they cost (HostConfig.extra["call_guard"] = "off", bench/timing_stability.py).
-            "call_guard": call_guard,
+            "problem": spec.problem.slug,
+            "problems_dir": str(spec.problem.root.parent),
+            "reference_dir": str(spec.reference_dir),
+            "backend": spec.backend,
+            "runtime": spec.runtime_options,
+            "libraries": {name: str(path) for name, path in spec.libraries.items()},
+            "workspace_limit_bytes": spec.workspace_limit_bytes,
+            "lockdown": spec.lockdown,
+            "runtime_rules": list(spec.runtime_rules) if spec.lockdown else [],  # judge/sandbox/seal.py
+            "private_output": str(spec.workdir / PRIVATE_OUTPUT_NAME),
+            "python_baseline": spec.python_baseline,
+            "generation_device": spec.generation_device,
+            "deterministic": spec.deterministic,
+            "call_guard": spec.call_guard,  # SessionSpec.call_guard
         }
-        self._sandbox, self._workdir, self._limits = sandbox, workdir, sandbox_limits
-        self._env, self._stdout_limit = env, stdout_limit_bytes
-        self._startup_timeout_s = startup_timeout_s
-        self._command_prefix = tuple(command_prefix)  # a profiler the child runs under (ncu, msprof op)
-        self._binds = [Bind(workdir, workdir, writable=True), Bind(REPO_ROOT / "judge", REPO_ROOT / "judge"),
-                       Bind(problem.root.parent, problem.root.parent)]
-        self._binds += [Bind(p.parent, p.parent) for p in libraries.values() if not p.is_relative_to(workdir)]
-        self._binds += [Bind(p, p) for p in readonly_paths or []]
+        self._binds = spec.binds()
         self._proc: subprocess.Popen[bytes] | None = None
         self._hello_sent = False
         # The child's memory cgroup (judge/sandbox/memcg.py), made at launch when the host has one.
-        self._memory_root, self._memcg = memory_root, None
+        self._memcg = None
         self._closed = False
-        self._drains: list[_Drain] = []  # none until launched: output_text() is then empty
+        self._drains: list[Drain] = []  # none until launched: output_text() is then empty
         self.device_info: dict[str, str] = {}  # what the child's runtime says of the device
         self._output_specs: dict[str, tuple[list[int], str]] = {}
-        self._tensor_names = frozenset(t.name for t in (*problem.inputs, *problem.outputs))
+        self._tensor_names = frozenset(t.name for t in (*spec.problem.inputs, *spec.problem.outputs))
         self.private_output_withheld = False  # a private case was set: later output went to the sink
         self.kernel_calls = 0  # calls of the submission's kernel_run this child was asked to make
         self.submission_ran = False  # the child said "loading": its libraries' code may have run since
@@ -216,21 +131,21 @@ class RunnerSession:
     def start(self) -> None:
         """Start the child's process. It imports its runtime, then waits for the hello
         (`say_hello`): until then no submission code can run in it."""
-        if self._memory_root is not None and self._limits.memory_mib:
-            self._memcg = self._memory_root.new_group(self._limits.memory_mib)
+        if self.spec.memory_root is not None and self.spec.sandbox_limits.memory_mib:
+            self._memcg = self.spec.memory_root.new_group(self.spec.sandbox_limits.memory_mib)
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
-        cmd_child, res_child = _free_fd_numbers(2)
+        cmd_child, res_child = free_fd_numbers(2)
         os.dup2(cmd_r, cmd_child, inheritable=True)
         os.dup2(res_w, res_child, inheritable=True)
         os.close(cmd_r)
         os.close(res_w)
-        argv = [*self._command_prefix, interpreter(), "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
+        argv = [*self.spec.command_prefix, interpreter(), "-m", "judge.runner.child", "--cmd-fd", str(cmd_child),
                 "--result-fd", str(res_child)]
         try:
-            self._proc = self._sandbox.popen(
-                argv, limits=self._limits, binds=self._binds, workdir=self._workdir,
-                env=self._env, pass_fds=(cmd_child, res_child),
+            self._proc = self.spec.sandbox.popen(
+                argv, limits=self.spec.sandbox_limits, binds=self._binds, workdir=self.spec.workdir,
+                env=self.spec.env, pass_fds=(cmd_child, res_child),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 **({"cgroup": self._memcg} if self._memcg is not None else {}),
             )
@@ -245,7 +160,8 @@ class RunnerSession:
         self._commands = os.fdopen(cmd_w, "w", buffering=1)
         self._results_fd = res_r
         self._reader = MessageReader(res_r, self.nonce)
-        self._drains = [_Drain(self._proc.stdout, self._stdout_limit), _Drain(self._proc.stderr, self._stdout_limit)]
+        self._drains = [Drain(self._proc.stdout, self.spec.stdout_limit_bytes),
+                        Drain(self._proc.stderr, self.spec.stdout_limit_bytes)]
         for drain in self._drains:
             drain.start()
 
@@ -260,10 +176,10 @@ class RunnerSession:
     def wait_ready(self) -> None:
         """Wait until the child has loaded its libraries; a child that fails to get there is ended."""
         with self._starting():
-            self._expect("loading", self._startup_timeout_s)
+            self._expect("loading", self.spec.startup_timeout_s)
         self.submission_ran = True  # from here on, whatever the child reports may be the kernel's doing
         try:
-            ready = self._expect("ready", self._startup_timeout_s)
+            ready = self._expect("ready", self.spec.startup_timeout_s)
         except BaseException:
             self.__exit__()  # a protocol error or a load failure must not leave the child running
             raise
@@ -470,7 +386,7 @@ class RunnerSession:
         oom = self._memcg is not None and self._memcg.oom_kills() > 0
         raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out,
                          stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail(),
-                         memory_limit_mib=self._limits.memory_mib if oom else None)
+                         memory_limit_mib=self.spec.sandbox_limits.memory_mib if oom else None)
 
 
 def _requested(header: dict[str, object]) -> int:
