@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from judge import checker, pipeline
+from judge import checker, run
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
-from judge.pipeline import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit
 from judge.problem import load_problem
+from judge.run import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
 
@@ -24,7 +24,7 @@ AMR_BASELINE = REPO / "reference_kernels" / "add_mul_relu" / "cpu" / "baseline.c
 
 
 class SteppedClock:
-    """The pipeline's clock, moved on by hand: each checked case "takes" `case_s` seconds.
+    """The run's clock, moved on by hand: each checked case "takes" `case_s` seconds.
 
     A real slow kernel made the outcome hang on the host's speed and load (an idle fast core fits
     more calls in the limit, a loaded one fewer); this clock makes it the same everywhere.
@@ -51,7 +51,7 @@ def test_process_limit_leaves_room_for_both_childrens_pools_and_the_oracles() ->
 @pytest.mark.slow
 def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = SteppedClock(case_s=2.0)  # a 3 s limit: the first two cases run, the third does not
-    real_check_case = pipeline._check_case
+    real_check_case = run._check_case
 
     def slow_check_case(*args, **kwargs):  # type: ignore[no-untyped-def]
         result = real_check_case(*args, **kwargs)
@@ -59,9 +59,9 @@ def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path, monkeypatch:
         return result
 
     fake_time = SimpleNamespace(monotonic=clock.monotonic)
-    monkeypatch.setattr(pipeline, "time", fake_time)
+    monkeypatch.setattr(run, "time", fake_time)
     monkeypatch.setattr(checker, "time", fake_time)  # the oracle's seconds, left out of the run's: 0 here
-    monkeypatch.setattr(pipeline, "_check_case", slow_check_case)
+    monkeypatch.setattr(run, "_check_case", slow_check_case)
     limits = dataclasses.replace(CPU_LIMITS, run_time_limit_s=3.0)
     problem = load_problem("add_mul_relu")
     judged = problem.cases_for(Backend.CPU, [CaseSet.TESTS])

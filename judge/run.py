@@ -1,0 +1,375 @@
+"""The cases of one judge run: checked, timed and profiled in the runner children (docs/rules.md,
+"What happens to a submission"; docs/architecture.md). `judge/pipeline.py` builds the kernels
+before and scores the run after."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import platform
+import time
+from pathlib import Path
+
+from judge.backends import Backend, CaseSet, Isolation, Stage
+from judge.baseline_check import BASELINE_KERNEL, BaselineNames
+from judge.builds import BuiltKernels
+from judge.checker import OracleChecker, conduct
+from judge.determinism import set_deterministic
+from judge.host import HostConfig
+from judge.oracle_cache import OracleCache
+from judge.problem import Case
+from judge.profiling.context import ProfileContext
+from judge.profiling.passes import profile_cases
+from judge.request import JudgeRequest, Reporter
+from judge.results import CaseResult, JudgeResult
+from judge.retime import DISTURBED, RetimePolicy, time_until_calm
+from judge.run_failures import FAILURES, RunOutOfTime, failure_of
+from judge.runner.baseline import BaselineFailed, BaselineRunner
+from judge.runner.failures import RunnerDied, SubmissionBrokeRunner
+from judge.runner.session import WITHHELD_OUTPUT_NOTE, RunnerSession
+from judge.runner.spec import REPO_ROOT, SessionSpec
+from judge.sandbox.base import Sandbox, SandboxLimits
+from judge.sandbox.memcg import memory_root
+from judge.seeds import mixed_seed
+from judge.timing_phase import TimingPhase, time_cases
+from judge.tracks import Track
+from judge.verdict import Verdict
+
+log = logging.getLogger("opjudge.judge")
+CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
+PROFILE_BUDGET_S = 1.0  # wall time of one case's profiled pass on the CPU (a device tool takes a multiple)
+RUNNER_START_CPU_S = 30.0
+
+
+class Run:
+    """One run's cases, in the submission's children and the baseline's (docs/rules.md: private
+    cases in a child of their own). `judge()` says whether the run is scored from its cases."""
+
+    def __init__(self, request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox,
+                 built: BuiltKernels, workdir: Path, reporter: Reporter, result: JudgeResult,
+                 oracle_cache: OracleCache | None) -> None:
+        self.request, self.host, self.track, self.built = request, host, track, built
+        self.workdir, self.reporter, self.result = workdir, reporter, result
+        self.problem, self.limits = request.problem, host.limits
+        self.cases = self.problem.cases_for(request.backend, list(request.judged_sets))
+        if track.deterministic_generation:  # the child does the same: both make every input
+            set_deterministic(True, warn_only=True)
+        self.checker = OracleChecker(self.problem, oracle_cache, generation_device=track.generation_device,
+                                     oracle_device=track.oracle_device, oracle_threads=self.limits.oracle_threads)
+        self.threads = self.limits.threads or len(os.sched_getaffinity(0))
+        self.runtime_options = track.runtime_options(host)
+        self.reference_dir = host.reference_dir or REPO_ROOT / "reference_kernels"
+        self.spec = self._base_spec(sandbox)
+        self.case_results: list[CaseResult] = []
+        result.cases = self.case_results
+        self.current: Case | None = None  # the case being checked or timed, for a death's report
+        self.started = time.monotonic()  # the run's clock (`_within_run_time`), from each child's start
+        self.first_timed: float | None = None  # when the timing phase's first attempt ended (retime.py)
+        self.stage_s = {"correctness": 0.0, "timing": 0.0}  # summed over the public and the private child
+        self.disturbed: list[str] = []  # each group's timing that stayed disturbed (retime.py)
+        self.names: BaselineNames | None = None  # which baseline times each case, once the baseline is ready
+        (workdir / "run").mkdir()
+        self.child = self._session("submission", built.submission, workdir / "run")  # a death's report reads it
+        # The baseline never shares the submission's process (judge/runner/baseline.py). Its child is
+        # launched first and is ready before the submission's first call. Only the submission's child
+        # makes inputs the worker compares with its own, so only it needs deterministic generation
+        # (which could also slow a vendor operator down). The vendor adapter's folder is its alone.
+        self.baseline = BaselineRunner(self._session(
+            "baseline", built.baseline, workdir / "baseline-run",
+            python_baseline=track.python_baseline is not None, deterministic=False))
+
+    def _base_spec(self, sandbox: Sandbox) -> SessionSpec:
+        """What every child of the run shares; `_session` sets each one's own fields."""
+        host, track, limits, backend = self.host, self.track, self.limits, self.request.backend
+        # GOMP_SPINCOUNT: OpenMP's idle threads spin for about 10 us (the default is some 300k spins,
+        # hundreds of us) before they sleep. A pool spinning after one kernel's call slows the wake-up
+        # of the next call on a small host, and the worker's bracket around that call (timing.py,
+        # the CPU track's clock) would charge it to whichever kernel comes next.
+        env = {"OMP_NUM_THREADS": str(self.threads), "GOMP_SPINCOUNT": "10000",
+               "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+               "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
+        memory_cgroups = memory_root(host.memory_cgroup)
+        box_limits = SandboxLimits(
+            cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, self.threads),
+            max_processes=runner_process_limit(limits.max_processes, self.threads),
+            address_space_mib=_address_space_mib(track, backend, memory_cgroups is not None),
+            max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
+            devices=tuple(track.device_nodes(host)),
+            # Shared memory and tmpfs files count too; no IPC objects on the CPU track, whose seal
+            # refuses them as well (the device runtimes need shared memory). docs/security.md, "Memory".
+            memory_mib=limits.child_memory_mib or None, ipc_limits=backend is Backend.CPU,
+        )
+        return SessionSpec(
+            sandbox=sandbox, problem=self.problem, backend=backend.value, libraries={},
+            reference_dir=self.reference_dir, runtime_options=self.runtime_options, workdir=self.workdir,
+            sandbox_limits=box_limits, env=env, workspace_limit_bytes=limits.workspace_limit_bytes,
+            stdout_limit_bytes=limits.stdout_limit_bytes, lockdown=sandbox.isolation is not Isolation.OFF,
+            runtime_rules=track.runtime_rules,
+            readonly_paths=tuple(p for p in track.readonly_paths(host) if p.exists()),
+            generation_device=track.generation_device, deterministic=track.deterministic_generation,
+            call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
+            memory_root=memory_cgroups,
+        )
+
+    def _session(self, role: str, library: Path, folder: Path, *, python_baseline: bool = False,
+                 deterministic: bool | None = None, command_prefix: tuple[str, ...] = ()) -> RunnerSession:
+        folder.mkdir(exist_ok=True)
+        adapter = self.reference_dir / self.problem.slug / self.request.backend.value  # the vendor operator's
+        extra = (adapter,) if python_baseline and adapter.exists() else ()
+        env, options = {**self.spec.env, "HOME": str(folder)}, self.runtime_options
+        if command_prefix and self.track.under_profiler is not None:
+            env, options = self.track.under_profiler(self.host, env, self.runtime_options)
+        return RunnerSession(dataclasses.replace(
+            self.spec, libraries={role: library}, workdir=folder, env=env, runtime_options=options,
+            readonly_paths=self.spec.readonly_paths + extra, python_baseline=python_baseline,
+            deterministic=self.spec.deterministic if deterministic is None else deterministic,
+            command_prefix=command_prefix))
+
+    def judge(self) -> bool:
+        """Check, time and profile the cases; whether the run is scored from them (False: a failure
+        of the whole run has set its verdict)."""
+        self.reporter.stage(Stage.CHECKING)
+        try:
+            self._judge_groups()
+        except tuple(FAILURES) as exc:
+            if not self._fail(exc):
+                return False
+        self.result.stage_times_s["oracle"] = self.checker.oracle_seconds
+        return True
+
+    def _judge_groups(self) -> None:
+        # Private cases stay private (docs/rules.md): the public cases are checked, timed and profiled
+        # in one child, and only once every public figure is final does a fresh child, which has never
+        # seen a public case's report go out, check and time the private ones. A kernel that remembers
+        # the private sizes it saw has no public case left to write them into (a red team's kernel
+        # did, in the max_abs_err of a public WA, when one child ran every case).
+        public_cases = [c for c in self.cases if c.case_set is not CaseSet.PRIVATE]
+        private_cases = [c for c in self.cases if c.case_set is CaseSet.PRIVATE]
+        result, options = self.result, self.runtime_options
+        with contextlib.ExitStack() as children:
+            children.callback(self.checker.close)  # its oracle thread ends with the run
+            if any(c.case_set.timed for c in self.cases):
+                children.enter_context(self.baseline)
+                if self.track.early_submission_start and public_cases:
+                    children.callback(self.child.__exit__)  # ends it should the baseline fail to start
+                    self.child.start()  # its runtime loads beside the baseline's; the hello waits
+                result.host.update({f"baseline_{k}": v for k, v in self.baseline.ready().items()
+                                    if k.endswith("overhead_ns") or k == "python_baseline"})
+            self.names = BaselineNames(result.host.get("baseline_python_baseline", ""),
+                                       self.reference_dir / self.problem.slug / self.request.backend.value,
+                                       cann_version=options.get("cann_version"))
+            # The roof of the report's chart, recorded with the run since workers differ.
+            for key in ("peak_flops", "peak_bytes_per_s"):
+                if options.get(key):
+                    result.host[key] = str(options[key])
+            passed = self._judge_group(self.child, public_cases, public=True) if public_cases else True
+            if passed and private_cases:
+                self.child = self._session("submission", self.built.submission, self.workdir / "private-run")
+                if public_cases:  # all of the private child's output is
+                    result.kernel_output += WITHHELD_OUTPUT_NOTE  # withheld (it writes to its file only)
+                self._judge_group(self.child, private_cases, public=not public_cases)
+        if self.disturbed:
+            result.host[DISTURBED] = "; ".join(self.disturbed)
+
+    def _judge_group(self, child: RunnerSession, group: list[Case], *, public: bool) -> bool:
+        """Check `group`'s cases, then time its timed ones (and profile them, public cases only) in
+        `child`; whether every case passed."""
+        result, checker, limits = self.result, self.checker, self.limits
+        with child:
+            if public:
+                result.host.update(child.device_info, host=platform.node())
+            self.started = time.monotonic()  # the children's start-up is the judge's time, not the run's
+            checking_started, oracle_before = time.monotonic(), checker.oracle_seconds
+            first = len(self.case_results)
+            for case in group:
+                self.current = case
+                _within_run_time(self.started, limits.run_time_limit_s, checker.oracle_seconds)
+                self.case_results.append(_check_case(child, case, self.request, checker, limits.call_time_limit_s,
+                                                     limits.workspace_limit_bytes))
+                self.reporter.note(f"checked {case.name}")
+            self.stage_s["correctness"] += (time.monotonic() - checking_started
+                                            - (checker.oracle_seconds - oracle_before))
+            result.stage_times_s["correctness"] = self.stage_s["correctness"]
+            mine = self.case_results[first:]
+            timed = [(r, c) for r, c in zip(mine, group, strict=True) if c.case_set.timed]
+            if timed and self._all_passed():
+                self.reporter.stage(Stage.TIMING)
+                self._time_group(child, timed)
+            if public and self.host.extra.get("profile", "on") != "off" and self._all_passed():
+                profile_cases(result, timed, lambda case: self._profile_context(child, case))
+        if public:  # after the child has exited (and flushed its C stdio buffers) and the drains have ended
+            result.kernel_output = child.output_text() + result.kernel_output
+        return self._all_passed()
+
+    def _all_passed(self) -> bool:
+        return all(c.passed for c in self.case_results)
+
+    def _time_group(self, child: RunnerSession, timed: list[tuple[CaseResult, Case]]) -> None:
+        result, checker, limits, names = self.result, self.checker, self.limits, self.names
+        assert names is not None  # set before any group is judged
+        timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
+        self.first_timed = None
+        for case_result, case in timed:  # which baseline times each case, for the report and CSV
+            case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
+        phase = TimingPhase(child, self.baseline, checker, self.host, self.runtime_options, self.track.host_clock,
+                            baseline_names=names)
+        time_until_calm(lambda: self._time_phase(phase, timed), result,
+                        RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
+                        room_for=self._room_for, passed=lambda: all(r.passed for r, _ in timed))
+        if DISTURBED in result.host:
+            self.disturbed.append(result.host[DISTURBED])
+        for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
+            if case.name in self.baseline.vendor_failures:
+                case_result.baseline = result.host[f"baseline:{case.name}"] = BASELINE_KERNEL
+                result.host[f"baseline_note:{case.name}"] = (
+                    "the vendor operator failed on this case; the baseline kernel timed it (the judge's "
+                    "concern, reported to the organisers)")
+        for case_result, case in timed:  # for the CSV export, with the baseline's name
+            for key, count in (("launches", case_result.launches),
+                               ("baseline_launches", case_result.baseline_launches)):
+                if count is not None:
+                    result.host[f"{key}:{case.name}"] = str(count)
+        self.stage_s["timing"] += time.monotonic() - timing_started - (checker.oracle_seconds - oracle_before)
+        result.stage_times_s["timing"] = self.stage_s["timing"]
+
+    def _time_phase(self, phase: TimingPhase, timed: list[tuple[CaseResult, Case]]) -> None:
+        """One attempt of the timing phase (retime.py)."""
+        time_cases(phase, timed, self.result, before_case=self._before_timed_case,
+                   after_case=lambda c: self.reporter.note(f"timed {c.name}"))
+        self.first_timed = self.first_timed if self.first_timed is not None else time.monotonic()
+
+    def _judge_time(self) -> float:
+        """The timing phase's attempts after the first (retime.py) are the judge's time: from the end
+        of the first attempt on, the clock of the run's time limit stands still."""
+        return time.monotonic() - self.first_timed if self.first_timed is not None else 0.0
+
+    def _before_timed_case(self, case: Case) -> None:
+        self.current = case
+        _within_run_time(self.started + self._judge_time(), self.limits.run_time_limit_s,
+                         self.checker.oracle_seconds)
+
+    def _room_for(self, seconds: float) -> bool:
+        """Whether another timing attempt of `seconds` keeps the whole run, the judge's time too, in its limit."""
+        return (time.monotonic() - self.started - self.checker.oracle_seconds + seconds
+                < self.limits.run_time_limit_s)
+
+    def _profile_context(self, child: RunnerSession, case: Case) -> ProfileContext:
+        self.current = case
+        folder = self.workdir / "profile" / case.name
+        folder.mkdir(parents=True, exist_ok=True)
+        return ProfileContext(
+            case=case, session=child, threads=self.threads,
+            call_timeout_s=self.limits.call_time_limit_s, folder=folder,
+            budget_s=min(PROFILE_BUDGET_S, self.limits.case_time_budget_s),  # never more than timing
+            start_runner=lambda prefix, run_folder: self._session(
+                "submission", self.built.submission, run_folder, command_prefix=tuple(prefix)),
+        )  # fmt: skip
+
+    def _fail(self, exc: Exception) -> bool:
+        """Set what `exc` means for the run (FAILURES); whether the run is still scored from its cases.
+
+        Three failures need more than their verdict, and the run's state that the table has not:
+        what the team sees of the kernel's output (the failed baseline's: the submission's child's
+        so far; a death's: the dead child's stderr) and the worker's log (the account a broken
+        runner gives is never shown, docs/security.md, layer 5). That is done here, once."""
+        failure = failure_of(exc)
+        if isinstance(exc, BaselineFailed):
+            self.result.kernel_output = self.child.output_text()
+        elif isinstance(exc, RunnerDied):
+            self._keep_death_output(exc)
+        elif isinstance(exc, SubmissionBrokeRunner):
+            log.warning("the submission's runner failed after its code ran: %s", exc.detail[-4000:])
+        if not failure.on_case:
+            self.result.verdict, self.result.message = failure.verdict, failure.message
+            return False
+        _record_failure(self.case_results, self.current or self.cases[0], failure.verdict, failure.message)
+        return True
+
+    def _keep_death_output(self, exc: RunnerDied) -> None:
+        result = self.result
+        if (self.current or self.cases[0]).case_set is CaseSet.PRIVATE and result.kernel_output:
+            pass  # the private child died: the public child's output, kept already, is what the team sees
+        else:
+            result.kernel_output = exc.stderr[-4096:]
+        if exc.withheld_stderr and WITHHELD_OUTPUT_NOTE not in result.kernel_output:
+            result.kernel_output += WITHHELD_OUTPUT_NOTE
+
+
+def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, checker: OracleChecker,
+                call_timeout_s: float, workspace_limit: int) -> CaseResult:
+    session.set_case(case, timeout_s=call_timeout_s)
+    seed = _case_seed(request, case)
+    checker.prefetch(case, seed, cacheable=True)  # the oracle beside the untimed call (judge/checker.py)
+    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
+    check = conduct(case, outcome, workspace_limit)
+    if check.verdict is Verdict.AC:
+        outputs = session.fetch_outputs(call_timeout_s)
+        check = checker.check(case, seed, outcome, outputs, cacheable=True, after_kernel=session.kernel_calls > 1)
+    flops, min_bytes = checker.module.work(case, checker.inputs(case, seed))
+    public = case.case_set is not CaseSet.PRIVATE
+    return CaseResult(
+        name=case.name, case_set=case.case_set, passed=check.verdict is Verdict.AC, outputs=check.outputs,
+        verdict=check.verdict, message=check.message, flops=float(flops), min_bytes=float(min_bytes),
+        checked_calls=1,
+        sizes={"dtype": case.dtype, **case.params} if public else {},
+    )
+
+
+def _case_seed(request: JudgeRequest, case: Case) -> int:
+    return mixed_seed(request.secret, request.problem.slug, case.case_set.value, case.name, case.seed)
+
+
+def _within_run_time(started: float, limit_s: float, oracle_s: float) -> None:
+    """Raise RunOutOfTime once the cases have run for longer than the run's limit (wall clock).
+
+    Checked before each case: one case is bounded by its call limit and timing budget. The
+    oracle's time is the judge's own work, not the submission's, and is left out.
+    """
+    spent = time.monotonic() - started - oracle_s
+    if spent > limit_s:
+        raise RunOutOfTime(f"the run as a whole took {spent:.0f} s, over its limit of {limit_s:.0f} s; "
+                           "this case and the ones after it were not run")
+
+
+def runner_cpu_seconds(run_time_limit_s: float, threads: int) -> float:
+    """RLIMIT_CPU of the runner child: the run's limit for each thread it may keep busy.
+
+    The kernel's OpenMP pool (and a device's spinning synchronisation) all count towards one
+    RLIMIT_CPU; a limit of the run's seconds alone would stop a 64-thread kernel after 10 s.
+    The wall-clock limit of the run is `_within_run_time`'s; this one only stops runaway CPU use.
+    The child's start-up (Python, torch, the cases) is not charged to the run's wall clock, so it
+    gets CPU seconds of its own: without them a loaded host hit this limit before the run's.
+    """
+    return run_time_limit_s * max(1, threads) + RUNNER_START_CPU_S
+
+
+def runner_process_limit(max_processes: int, threads: int) -> int:
+    """RLIMIT_NPROC of the runner children: `max_processes` beyond the threads the run needs.
+
+    The limit counts every thread of the user the children run as, not one process's: the
+    worker's (its oracle may use every core), the submission's child and the baseline's child,
+    each with an OpenMP pool of `threads`. A fixed 256 would stop the baseline's child on a
+    large host (two pools of 128 threads), and that is the judge's failure. Forks are killed by
+    the runner's lockdown anyway; this limit only bounds threads.
+    """
+    return max_processes + 3 * max(1, threads)
+
+
+def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict, reason: str) -> None:
+    row = next((r for r in case_results if r.name == case.name), None)
+    if row is None:
+        row = CaseResult(name=case.name, case_set=case.case_set, passed=False)
+        case_results.append(row)
+    row.passed, row.verdict, row.message = False, verdict, f"case {case.name}: {reason}"
+
+
+def _address_space_mib(track: Track, backend: Backend, memory_cgroup: bool) -> int | None:
+    """RLIMIT_AS of a CPU runner child. With a memory cgroup the group is the memory limit and the
+    address space only a backstop (four times the limit): reserved but untouched address space is
+    no memory, and OpenMP threads' stacks and glibc's 64 MiB malloc arenas reserve a lot of it on a
+    many-core host. Without a group the address space is the limit (docs/security.md, "Memory")."""
+    if backend is not Backend.CPU or not track.limits.memory_limit_mib:
+        return None
+    return track.limits.memory_limit_mib * (4 if memory_cgroup else 1)
