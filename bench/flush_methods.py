@@ -37,6 +37,7 @@ from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args  # noqa: E402
 from judge.backends import Backend, CaseSet  # noqa: E402
 from judge.host import HostConfig  # noqa: E402
 from judge.problem import load_problem  # noqa: E402
+from judge.track_settings.cpu import CpuSettings  # noqa: E402
 from judge.tracks.cpu import _runtime_options  # noqa: E402
 from judge.tracks.cpu.runtime import CpuRuntime  # noqa: E402
 
@@ -45,10 +46,10 @@ METHODS = ("buffer", "lines", "none")
 
 
 def _runtimes(work: Path) -> dict[str, CpuRuntime]:
-    lines = _runtime_options(HostConfig(work_root=work, extra={"cpu_flush": "lines"}))
+    lines = _runtime_options(HostConfig(work_root=work, settings=(CpuSettings(flush="lines"),)))
     if lines["flush"] != "lines":
         raise SystemExit("the line-flush helper did not build here (see the log): nothing to compare")
-    buffer = _runtime_options(HostConfig(work_root=work, extra={"cpu_flush": "buffer"}))
+    buffer = _runtime_options(HostConfig(work_root=work, settings=(CpuSettings(flush="buffer"),)))
     return {"buffer": CpuRuntime(buffer), "lines": CpuRuntime(lines), "none": CpuRuntime(buffer)}
 
 

@@ -35,7 +35,7 @@ def judge_baseline(sets: tuple[CaseSet, ...], sandbox: str, cache: Path, guard: 
                            sources=read_sources([SFA_BASELINE], limits), case_sets=sets, secret=b"bench")
     with tempfile.TemporaryDirectory(prefix="opjudge-bench-") as work:
         host = HostConfig(work_root=Path(work), limits=limits, sandbox_mode=sandbox, cache_dir=cache,
-                          extra={"call_guard": guard})
+                          call_guard=guard != "off")
         return judge_submission(request, host=host)
 
 

@@ -34,7 +34,7 @@ class BuiltKernels:
 def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox, workdir: Path,
                   reporter: Reporter, result: JudgeResult) -> BuiltKernels | None:
     """The submission's and the baseline's libraries, or None with the verdict set on `result`."""
-    policy_on = host.extra.get("policy", "on") != "off"
+    policy_on = host.policy_check
     reporter.stage(Stage.POLICY)
     if policy_on and _refused(result, _check_sources(request, host)):
         return None

@@ -22,7 +22,7 @@ import typer
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import UserFacingError
-from judge.host import HostConfig
+from judge.host import HostConfig, host_from_env
 from judge.modes import RunMode
 from judge.problem import list_problems, load_problem
 from judge.report import print_report
@@ -45,23 +45,17 @@ def usage_error(message: str) -> typer.Exit:
 
 
 def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
-    """The host as this machine's environment describes it (the CLI is the edge that may read it)."""
-    from judge.tracks.cuda import cuda_host_extra
-    from judge.tracks.npu.cann import ascend_host_fields, npu_host_extra
+    """The host as this machine's environment describes it (the CLI is the edge that may read it).
 
-    # OPJUDGE_DEVICE as the workers read it; OPJUDGE_NPU_DEVICE is its earlier name.
-    npu_device = os.environ.get("OPJUDGE_DEVICE") or os.environ.get("OPJUDGE_NPU_DEVICE", "0")
-    # The NPU clock: a local run has no competition, so OPJUDGE_NPU_TIMING / _MAX_LAUNCHES decide.
-    extra = {"npu_device": npu_device, **cuda_host_extra(os.environ), **npu_host_extra(os.environ)}
-    if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
-        extra["profile"] = "off"
-    if os.environ.get("OPJUDGE_CPU_FLUSH"):  # "lines" or "buffer" (judge/tracks/cpu/evict.py)
-        extra["cpu_flush"] = os.environ["OPJUDGE_CPU_FLUSH"]
+    A local run has no competition: the tracks' settings (the NPU clock, the CPU flush, ...) come
+    from their variables (judge/track_settings/). A bad value is a usage error."""
     # A memory cgroup per runner child: auto, required or off (judge/sandbox/memcg.py).
     memory_cgroup = os.environ.get("OPJUDGE_MEMORY_CGROUP", "auto")
-    return HostConfig(work_root=work_root, limits=get_track(backend).limits, sandbox_mode=sandbox,
-                      memory_cgroup=memory_cgroup, cache_dir=cache_dir, extra=extra,
-                      **ascend_host_fields(os.environ))  # type: ignore[arg-type]
+    try:
+        return host_from_env(os.environ, backend=backend, work_root=work_root, limits=get_track(backend).limits,
+                             sandbox_mode=sandbox, memory_cgroup=memory_cgroup, cache_dir=cache_dir)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
 
 
 @app.command("judge")

@@ -1,15 +1,22 @@
-"""What a judging host offers: limits, isolation, toolchain locations. Built by the caller.
+"""What a judging host offers: limits, isolation, toolchain locations and each track's settings.
 
-judge/ never reads the environment: the CLI and the workers build a `HostConfig`
-from their settings and pass it down.
+judge/ never reads the environment: the CLI and the workers build a `HostConfig` with
+`host_from_env`, from the environment and settings they read at start-up, and pass it down.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
+from judge.backends import Backend
 from judge.limits import CPU_LIMITS, Limits
+from judge.track_settings import TrackSettings, settings_class, settings_classes
+from judge.track_settings.npu import ascend_host_fields
+
+S = TypeVar("S", bound=TrackSettings)
 
 
 @dataclass(frozen=True)
@@ -30,4 +37,49 @@ class HostConfig:
     cuda_arch: str | None = None  # e.g. "sm_90a"; None: from the device
     ascend_home: Path | None = None  # CANN toolkit root (NPU track)
     ascend_soc: str | None = None  # e.g. "Ascend910B3"
-    extra: dict[str, str] = field(default_factory=dict)
+    # The tracks' settings records (judge/track_settings/), read with `track_settings`; a track
+    # without one here has its declared defaults.
+    settings: tuple[TrackSettings, ...] = ()
+    profile: bool = True  # the profiled pass after timing (judge/profiling/); OPJUDGE_PROFILE=off skips it
+    # Switches for tests and benchmarks only: the policy check (the exploit corpus is judged without it
+    # too), the call guard (bench/timing_stability.py measures what it costs), a run's folder kept.
+    policy_check: bool = True
+    call_guard: bool = True
+    keep_workdir: bool = False
+
+    def track_settings(self, kind: type[S]) -> S:
+        """This host's settings record of one track (its defaults where none was given)."""
+        for record in self.settings:
+            if type(record) is kind:
+                return record
+        return kind()
+
+
+def host_from_env(environ: Mapping[str, str], *, backend: Backend, work_root: Path,
+                  competition: Mapping[str, Any] | None = None, overrides: Mapping[str, Any] | None = None,
+                  **fields: Any) -> HostConfig:
+    """The host as `environ` (the caller's environment, read at the edge) and the caller's settings describe it.
+
+    Every track's settings are read from their variables (`opjudge doctor` checks every track
+    with one host); `overrides` (public keys, e.g. "npu_device") are the caller's own settings and
+    win over them; `competition` holds the organisers' per-competition values
+    (api/store/judge_settings.py), applied to `backend`'s track only and only where its record lets
+    organisers override. `fields` are `HostConfig`'s own; an `ascend_home` or `ascend_soc` left
+    None comes from CANN's set_env.sh variables. ValueError names a bad variable or key.
+    """
+    overrides = dict(overrides or {})
+    records = []
+    for kind in settings_classes():
+        declared = kind.declared()
+        record = kind.from_env(environ, {k: v for k, v in overrides.items() if k in declared})
+        if kind is settings_class(backend) and competition:
+            record = record.overridden({k: v for k, v in competition.items() if k in declared}, organiser=True)
+        records.append(record)
+    unknown = set(overrides) - {key for kind in settings_classes() for key in kind.declared()}
+    if unknown:
+        raise ValueError(f"no track declares the setting {', '.join(sorted(unknown))}")
+    for name, value in ascend_host_fields(environ).items():
+        if fields.get(name) is None:
+            fields[name] = value
+    return HostConfig(work_root=work_root, settings=tuple(records),
+                      profile=environ.get("OPJUDGE_PROFILE") != "off", **fields)

@@ -46,7 +46,7 @@ def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter)
         log.exception("judge run failed")
         _internal(result, f"{type(exc).__name__}: {exc}")
     finally:
-        if not host.extra.get("keep_workdir"):
+        if not host.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     if result.isolation is Isolation.OFF:
         result.message += " [sandbox off: development only, the submission was not isolated]"

@@ -16,7 +16,7 @@ from typing import Any
 
 from api.store import Database
 from judge.backends import Backend
-from judge.host import HostConfig
+from judge.host import HostConfig, host_from_env
 from judge.tracks import get_track
 from workers.settings import WorkerSettings
 
@@ -44,7 +44,7 @@ def pin_device(backend: Backend, device: str | None, environ: MutableMapping[str
     """Make this worker, its host probe and its pool see only `device` (OPJUDGE_DEVICE); what was set.
 
     Called before anything starts CUDA or CANN, which read these variables once. The runner
-    children then get the same view (judge/tracks/cuda: `cuda_host_extra`), so the kernel, the
+    children then get the same view (judge/track_settings/cuda.py: `child_environment`), so the kernel, the
     inputs the checker makes again and the oracle all run on this worker's device and on no
     other worker's. PCI bus order makes the index nvidia-smi's.
     """
@@ -85,40 +85,27 @@ class WorkerContext:
                 self._db.dispose()
             self._db = None
 
-    def host_config(self, backend: Backend, judge_settings: Mapping[str, str] | None = None) -> HostConfig:
+    def host_config(self, backend: Backend, judge_settings: Mapping[str, Any] | None = None) -> HostConfig:
         """The `HostConfig` a run on `backend` is judged with: this host's paths and the track's limits.
 
-        `judge_settings`: the competition's (ClaimedRun.judge_settings); a key it sets wins over this
+        `judge_settings`: the competition's (ClaimedRun.judge_settings); a setting it sets wins over this
         worker's environment (OPJUDGE_NPU_TIMING, OPJUDGE_NPU_MAX_LAUNCHES), which is only the default."""
         s = self.settings
         s.work_root.mkdir(parents=True, exist_ok=True)
         s.cache_dir.mkdir(parents=True, exist_ok=True)
-        ascend: dict[str, Any] = {}
-        extra: dict[str, str] = {}
-        if backend is Backend.CUDA:
-            from judge.tracks.cuda import cuda_host_extra
-
-            # The GPU view this process has (pinned by `pin_device` when OPJUDGE_DEVICE is set).
-            extra = cuda_host_extra(os.environ)
-        if backend is Backend.NPU:
-            from judge.tracks.npu.cann import ascend_host_fields, npu_host_extra
-
-            # The NPU clock: the competition's setting, else this worker's default from its environment.
-            extra = {"npu_device": s.device or "0", **npu_host_extra(os.environ),
-                     **{k: v for k, v in (judge_settings or {}).items() if k.startswith("npu_")}}
-
-            # set_env.sh exports the CANN root; explicit OPJUDGE_ settings win over it.
-            ascend = ascend_host_fields(os.environ)
-        if os.environ.get("OPJUDGE_PROFILE") == "off":  # no profiled pass after timing (judge/profiling/)
-            extra["profile"] = "off"
-        if os.environ.get("OPJUDGE_CPU_FLUSH"):  # "lines" or "buffer" (judge/tracks/cpu/evict.py)
-            extra["cpu_flush"] = os.environ["OPJUDGE_CPU_FLUSH"]
         limits = get_track(backend).limits
         if s.case_time_budget_s is not None:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)
         limits = dataclasses.replace(limits, disturbed_timing_attempts=s.disturbed_timing_attempts,
                                      disturbed_backoff_s=s.disturbed_backoff_s)
-        return HostConfig(
+        # An NPU worker's device is its own setting (OPJUDGE_DEVICE, `--device`); a CUDA worker's GPU
+        # view is its environment, pinned by `pin_device`.
+        own = {"npu_device": s.device or "0"} if backend is Backend.NPU else {}
+        return host_from_env(
+            os.environ,
+            backend=backend,
+            competition=judge_settings,
+            overrides=own,
             work_root=s.work_root,
             limits=limits,
             sandbox_mode=s.sandbox_mode,
@@ -130,7 +117,6 @@ class WorkerContext:
             reference_dir=s.reference_dir,
             cuda_home=s.cuda_home,
             cuda_arch=s.cuda_arch,
-            ascend_home=s.ascend_home or ascend.get("ascend_home"),
-            ascend_soc=ascend.get("ascend_soc") if s.npu_soc == "default" else s.npu_soc,
-            extra=extra,
+            ascend_home=s.ascend_home,  # else set_env.sh's, as host_from_env reads it
+            ascend_soc=None if s.npu_soc == "default" else s.npu_soc,
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 from judge.backends import Backend
 from judge.host import HostConfig
+from judge.track_settings import settings_classes
 
 # The doctor check that names the toolchain / device / driver of each backend.
 _TOOLCHAIN = {
@@ -74,7 +75,15 @@ def probe(backend: Backend, host: HostConfig) -> dict[str, str]:
 def _host_fields(host: HostConfig) -> dict[str, Any]:
     fields = asdict(host)
     fields.pop("limits")  # the child uses the track's defaults; limits do not change what is installed
-    return {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
+    # The tracks' settings by public key (the child builds the records again: `_main`).
+    fields["settings"] = {item.key: getattr(record, item.name) for record in host.settings
+                          for item in record.declared().values()}
+    return {k: str(v) if isinstance(v, Path) else v for k, v in _plain(fields).items()}
+
+
+def _plain(fields: dict[str, Any]) -> dict[str, Any]:
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in fields["settings"].items()}
+    return {**fields, "settings": settings}
 
 
 def _cpu_model() -> str:
@@ -107,6 +116,9 @@ def _main(argv: list[str]) -> None:
     for key in ("work_root", "cache_dir", "problems_dir", "reference_dir", "cuda_home", "ascend_home"):
         if fields.get(key):
             fields[key] = Path(fields[key])
+    given = fields.pop("settings")
+    fields["settings"] = tuple(kind.from_env({}, {k: v for k, v in given.items() if k in kind.declared()})
+                               for kind in settings_classes())
     print(json.dumps(probe(Backend(payload["backend"]), HostConfig(**fields))))
 
 

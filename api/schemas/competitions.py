@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, create_model
 
 from api.schemas.base import Create, from_view
 from api.schemas.bounds import Number, PlainText
@@ -14,6 +14,7 @@ from api.store.types import INT_MAX
 from api.store.views import CompetitionView, ProblemLink
 from judge.backends import Backend
 from judge.modes import RunMode
+from judge.track_settings import Declared, overridable
 
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
@@ -34,17 +35,36 @@ class ModeQuotaUpdate(Create):
     max_in_flight: int | None = Field(default=None, ge=1, le=INT_MAX)
 
 
-# The API names a competition by its slug; `board_version` only keys the leaderboard cache.
-class CompetitionPublic(from_view(CompetitionView, exclude=("id", "board_version"))):
+def _value_type(item: Declared) -> Any:
+    choices = item.declaration.choices
+    return Literal[choices] if choices else item.kind  # type: ignore[valid-type]
+
+
+def _track_fields(*, bounds: bool) -> dict[str, Any]:
+    """A field per track setting organisers may set, as its track declares it (judge/track_settings/):
+    None means "the workers' default". With `bounds` (what organisers send), its bounds too."""
+    fields: dict[str, Any] = {}
+    for key, item in overridable().items():
+        limits = {"ge": item.declaration.ge, "le": item.declaration.le} if bounds else {}
+        fields[key] = (_value_type(item) | None, Field(default=None, description=item.meaning, **limits))
+    return fields
+
+
+class _CompetitionPublic(from_view(CompetitionView, exclude=("id", "board_version"))):
     problems: list[ProblemLinkPublic]
     mode_quotas: dict[RunMode, ModeQuotaPublic] = {}
-    npu_timing: Literal["events", "device"] | None = None
     # Set-up answers only: what a default the organiser did not choose came to (the freeze, an attached
     # problem's backends), in words (api/setup_notes.py).
     notes: list[str] = []
 
 
-class _Settable(Create):
+# The API names a competition by its slug; `board_version` only keys the leaderboard cache. The track
+# settings' fields (the record holds them as plain text and numbers) are narrowed to their choices.
+CompetitionPublic = create_model("CompetitionPublic", __base__=_CompetitionPublic, __module__=__name__,
+                                 **_track_fields(bounds=False))
+
+
+class _SettableHere(Create):
     """Fields an organiser may set; None leaves a field as it is."""
 
     freeze_at: AwareDatetime | None = None
@@ -61,8 +81,10 @@ class _Settable(Create):
     mode_quotas: dict[RunMode, ModeQuotaUpdate] | None = None
     baseline_public: bool | None = None
     finals_limit: int | None = Field(default=None, ge=1, le=50)  # ranked_by `chosen`
-    npu_timing: Literal["events", "device"] | None = None  # the NPU clock (api/store/judge_settings.py)
-    npu_max_launches: int | None = Field(default=None, ge=0, le=1000)  # under "device": 0 for any number
+
+
+# ... and the tracks' settings organisers may set (the NPU clock; api/store/judge_settings.py).
+_Settable = create_model("_Settable", __base__=_SettableHere, __module__=__name__, **_track_fields(bounds=True))
 
 
 class CompetitionCreate(_Settable):

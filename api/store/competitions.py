@@ -26,7 +26,7 @@ from judge.problem import Problem as ProblemDefinition
 EDITABLE = {
     "title", "starts_at", "ends_at", "freeze_at", "quota_per_day", "min_interval_s", "max_in_flight",
     "online_weight", "reviewer_weight", "relative_to", "ranked_by", "score_cap", "rubric",
-    "reproduction_tolerance", "mode_quotas", "baseline_public", "finals_limit", "npu_timing", "npu_max_launches",
+    "reproduction_tolerance", "mode_quotas", "baseline_public", "finals_limit", *JUDGE_SETTINGS,
 }  # fmt: skip
 SCORING = {"relative_to", "ranked_by", "score_cap", "online_weight", "reviewer_weight", "finals_limit"}
 MAX_FINALS = 50  # finals_limit: at most this many chosen finals per team and problem
@@ -236,8 +236,7 @@ def competition_view(session: Session, row: Competition) -> CompetitionView:
         board_version=row.board_version, problems=problems,
         mode_quotas={mode.value: quota.to_dict() for mode, quota in all_mode_quotas(row).items()},
         baseline_public=row.baseline_public,
-        npu_timing=(row.judge_settings or {}).get("npu_timing"),
-        npu_max_launches=(row.judge_settings or {}).get("npu_max_launches"),
+        **{key: (row.judge_settings or {}).get(key) for key in JUDGE_SETTINGS},
     )  # fmt: skip
 
 

@@ -1,11 +1,12 @@
-"""How a competition's runs are judged beyond its problems: for now the NPU track's clock.
+"""How a competition's runs are judged beyond its problems: the tracks' settings organisers may set.
 
-Stored in `Competition.judge_settings` (JSON), set by organisers through the admin API
-(`npu_timing`, `npu_max_launches` on a competition's create or update), handed to the worker with
-each claimed run (`ClaimedRun.judge_settings`), and passed to the judge as `HostConfig.extra`
-(judge/tracks/npu/__init__.py `runtime_options`). A key the competition leaves unset falls back to
-the worker's own default (OPJUDGE_NPU_TIMING / OPJUDGE_NPU_MAX_LAUNCHES), then to "events"; what
-timed a run is recorded with it either way (its report's "Clock").
+Which settings those are, their types and bounds, is declared once, in each track's settings record
+(judge/track_settings/; for now the NPU clock, `npu_timing` and `npu_max_launches`). They are stored
+in `Competition.judge_settings` (JSON), set by organisers through the admin API (the same names on a
+competition's create or update, api/schemas/competitions.py), handed to the worker with each claimed
+run (`ClaimedRun.judge_settings`), and applied to the run's track's settings over the worker's own
+defaults (judge/host.py `host_from_env`; e.g. OPJUDGE_NPU_TIMING, else "events"). What timed a run
+is recorded with it either way (its report's "Clock").
 """
 
 from __future__ import annotations
@@ -13,29 +14,26 @@ from __future__ import annotations
 from typing import Any
 
 from api.store.errors import InvalidInputError
+from judge.track_settings import overridable
 
-NPU_TIMINGS = ("events", "device")  # judge/tracks/npu/runtime.py TIMING_EVENTS, TIMING_DEVICE
-MAX_LAUNCHES = 1000  # judge/tracks/npu/runtime.py MAX_LAUNCH_CAP
-FIELDS = ("npu_timing", "npu_max_launches")
+FIELDS = tuple(overridable())  # the public keys, e.g. "npu_timing"
 
 
 def apply_judge_settings(stored: dict[str, Any] | None, changes: dict[str, Any]) -> dict[str, Any]:
     """`stored` with the organiser's `changes` (keys of FIELDS) merged in; InvalidInputError if bad."""
+    declared = overridable()
     merged = dict(stored or {})
     for key, value in changes.items():
-        if key == "npu_timing":
-            if value not in NPU_TIMINGS:
-                raise InvalidInputError(f"npu_timing must be one of {', '.join(NPU_TIMINGS)}, not {value!r}")
-        elif key == "npu_max_launches":
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LAUNCHES:
-                raise InvalidInputError(f"npu_max_launches must be a whole number from 0 (any number) to "
-                                        f"{MAX_LAUNCHES}, not {value!r}")
-        else:
+        if key not in declared:
             raise InvalidInputError(f"unknown judging setting {key!r}; settable: {', '.join(FIELDS)}")
+        try:
+            declared[key].check(value)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
         merged[key] = value
     return merged
 
 
-def host_extra(stored: dict[str, Any] | None) -> dict[str, str]:
-    """The settings a worker adds to the judge's `HostConfig.extra`, as the strings it holds."""
-    return {key: str(value) for key, value in (stored or {}).items() if key in FIELDS}
+def run_settings(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The settings a claimed run carries to its worker (only those a track still declares)."""
+    return {key: value for key, value in (stored or {}).items() if key in FIELDS}

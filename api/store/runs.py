@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from api.store.enums import RunKind, RunStatus
 from api.store.errors import NotFoundError
-from api.store.judge_settings import host_extra
+from api.store.judge_settings import run_settings
 from api.store.models import Competition, Problem, Run, Submission, SubmissionFile, Worker
 from api.store.reproduction import compare_reproduction
 from api.store.results import write_cases
@@ -76,7 +76,7 @@ def claim_run(
         problem_version=problem.version, definition_hash=problem.definition_hash, backend=run.submission.backend,
         sources=[(name, bytes(content)) for name, content in sources], case_sets=run.kind.case_sets,
         attempt=run.attempt, deadline=run.deadline or now, seed_salt=bytes.fromhex(run.seed_salt),
-        mode=run.submission.mode, judge_settings=host_extra(competition.judge_settings if competition else None),
+        mode=run.submission.mode, judge_settings=run_settings(competition.judge_settings if competition else None),
     )  # fmt: skip
 
 

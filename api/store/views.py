@@ -95,10 +95,10 @@ class CompetitionView:
     # Every run mode's quota (docs/rules.md "Run modes"); the ranked one repeats the three fields above.
     mode_quotas: dict[str, dict[str, int]] = field(default_factory=dict)
     baseline_public: bool = True  # teams may read the baseline's source on the problem page
-    # The NPU track's clock: "events" or "device" (profiler device time, launches counted), and under
-    # "device" the launches one timed call of a team's kernel may make (0: any). None: the workers'
-    # default (OPJUDGE_NPU_TIMING, else "events"; api/store/judge_settings.py). Each run's report says
-    # which clock timed it.
+    # One field per track setting organisers may set (declared in judge/track_settings/; for now the NPU
+    # clock: "events" or "device", and under "device" the launches one timed call of a team's kernel may
+    # make, 0: any). None: the workers' default (OPJUDGE_NPU_TIMING, else "events";
+    # api/store/judge_settings.py). Each run's report says which clock timed it.
     npu_timing: str | None = None
     npu_max_launches: int | None = None
 
@@ -287,8 +287,9 @@ class ClaimedRun:
     deadline: datetime  # the reaper re-queues the run after this
     seed_salt: bytes  # append to the judge secret (JudgeRequest.secret); never shown to teams
     mode: RunMode = RunMode.RANKED  # the submission's run mode
-    # The competition's judge settings as HostConfig.extra strings (api/store/judge_settings.py).
-    judge_settings: dict[str, str] = field(default_factory=dict)
+    # The competition's settings of the tracks, by public key (api/store/judge_settings.py): over the
+    # worker's defaults for the run's track (judge/host.py `host_from_env`).
+    judge_settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
 from api.store import Database, claim_run, finish_run
 from api.store.errors import InvalidInputError
-from api.store.judge_settings import apply_judge_settings, host_extra
+from api.store.judge_settings import apply_judge_settings, run_settings
 from judge.backends import Backend
 from judge.results import CaseResult
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
@@ -27,8 +27,8 @@ from tests.api.judging import open_quotas
 def test_settings_are_checked_and_merged() -> None:
     stored = apply_judge_settings({}, {"npu_timing": "device"})
     assert apply_judge_settings(stored, {"npu_max_launches": 1}) == {"npu_timing": "device", "npu_max_launches": 1}
-    assert host_extra({"npu_timing": "device", "npu_max_launches": 1, "other": 3}) == {
-        "npu_timing": "device", "npu_max_launches": "1"}
+    assert run_settings({"npu_timing": "device", "npu_max_launches": 1, "other": 3}) == {
+        "npu_timing": "device", "npu_max_launches": 1}
     for bad in ({"npu_timing": "wallclock"}, {"npu_max_launches": -1}, {"npu_max_launches": True},
                 {"npu_max_launches": 1001}, {"cpu_timing": "x"}):
         with pytest.raises(InvalidInputError):
@@ -54,7 +54,7 @@ def test_organisers_set_the_clock_and_each_claimed_run_carries_it(
     created = upload(client, contest.auth("alpha")).json()
     with database.session() as session:
         claimed = claim_run(session, run_id=judge_run_id(session, created["id"]), worker="w", now=clock.now)
-    assert claimed is not None and claimed.judge_settings == {"npu_timing": "device", "npu_max_launches": "1"}
+    assert claimed is not None and claimed.judge_settings == {"npu_timing": "device", "npu_max_launches": 1}
 
 
 def _device_timed_result():  # type: ignore[no-untyped-def]

@@ -15,6 +15,7 @@ from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
 from judge.problem import load_problem
 from judge.submission import read_sources
+from judge.track_settings.cpu import CpuSettings
 from judge.tracks.cpu import _runtime_options
 from judge.tracks.cpu import evict as evict_module
 from judge.tracks.cpu.evict import METHODS, LineEvictor, build_helper
@@ -36,7 +37,7 @@ def test_the_helper_is_built_once_and_evicts_a_buffer_in_place(tmp_path: Path) -
 
 
 def test_the_runtime_evicts_every_buffer_it_handed_out_since_the_last_flush(tmp_path: Path) -> None:
-    runtime = CpuRuntime(_runtime_options(HostConfig(work_root=tmp_path, extra={"cpu_flush": "lines"})))
+    runtime = CpuRuntime(_runtime_options(HostConfig(work_root=tmp_path, settings=(CpuSettings(flush="lines"),))))
     assert runtime.flush_method == "lines" and runtime.describe()["cache_flush"].startswith("lines (")
     seen: list[tuple[int, int]] = []
     assert runtime._evictor is not None
@@ -56,8 +57,10 @@ def test_the_buffer_flush_is_the_default_and_a_wrong_setting_is_refused(tmp_path
     options = _runtime_options(HostConfig(work_root=tmp_path))
     assert options["flush"] == "buffer" and options["evict_library"] == ""
     assert CpuRuntime(options).describe()["cache_flush"] == "buffer"
-    with pytest.raises(ValueError, match="cpu_flush must be one of lines, buffer"):
-        _runtime_options(HostConfig(work_root=tmp_path, extra={"cpu_flush": "clflush"}))
+    with pytest.raises(ValueError, match="cpu_flush must be one of buffer, lines, not 'clflush'"):
+        CpuSettings(flush="clflush")
+    with pytest.raises(ValueError, match="OPJUDGE_CPU_FLUSH: cpu_flush must be one of buffer, lines"):
+        CpuSettings.from_env({"OPJUDGE_CPU_FLUSH": "clflush"})
 
 
 def test_without_a_compiler_the_line_flush_falls_back_to_the_buffer(tmp_path: Path,
@@ -65,7 +68,7 @@ def test_without_a_compiler_the_line_flush_falls_back_to_the_buffer(tmp_path: Pa
     monkeypatch.setattr(evict_module, "_compiler", lambda: None)
     with pytest.raises(evict_module.EvictHelperError, match="no C compiler"):
         build_helper(tmp_path / "a")
-    options = _runtime_options(HostConfig(work_root=tmp_path, extra={"cpu_flush": "lines"}))
+    options = _runtime_options(HostConfig(work_root=tmp_path, settings=(CpuSettings(flush="lines"),)))
     assert options["flush"] == "buffer"
 
 
@@ -73,7 +76,7 @@ def test_the_sandboxed_child_loads_the_helper_and_judges_with_it(tmp_path: Path)
     request = JudgeRequest(problem=load_problem("add_mul_relu"), backend=Backend.CPU,
                            sources=read_sources([BASELINE], CPU_LIMITS), mode=RunMode.TEST)
     host = HostConfig(work_root=tmp_path / "work", limits=CPU_LIMITS, sandbox_mode="auto",
-                      cache_dir=tmp_path / "cache", extra={"cpu_flush": "lines"})
+                      cache_dir=tmp_path / "cache", settings=(CpuSettings(flush="lines"),))
     result = judge_submission(request, host=host)
     assert result.verdict is Verdict.AC, result.message
     assert result.host["cache_flush"].startswith("lines (")

@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from api.cli import build_app
 from judge.backends import Backend
+from judge.track_settings.cuda import CudaSettings
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.cuda import runner_env
 from workers.context import WorkerContext, pin_device
 from workers.settings import WorkerSettings
@@ -36,9 +38,9 @@ def test_a_cuda_workers_runner_child_gets_the_workers_gpu(settings, monkeypatch)
 
 
 def test_an_npu_worker_judges_on_its_device(settings) -> None:  # type: ignore[no-untyped-def]
-    assert WorkerContext(settings).host_config(Backend.NPU).extra["npu_device"] == "0"
+    assert WorkerContext(settings).host_config(Backend.NPU).track_settings(NpuSettings).device == "0"
     pinned = settings.model_copy(update={"device": "6"})
-    assert WorkerContext(pinned).host_config(Backend.NPU).extra["npu_device"] == "6"
+    assert WorkerContext(pinned).host_config(Backend.NPU).track_settings(NpuSettings).device == "6"
 
 
 @pytest.fixture
@@ -63,14 +65,14 @@ def test_worker_device_option_pins_before_the_probe(worker_env, monkeypatch) -> 
     def probe(backend, host, *, queue):  # type: ignore[no-untyped-def]
         # The probe runs first in a child process that inherits this environment: it must already
         # be pinned. The refusal below stops the worker before Celery starts.
-        seen.update(visible=os.environ.get("CUDA_VISIBLE_DEVICES"), extra=dict(host.extra), queue=queue)
+        seen.update(visible=os.environ.get("CUDA_VISIBLE_DEVICES"), cuda=host.track_settings(CudaSettings), queue=queue)
         return {"sandbox": "degraded"}
 
     monkeypatch.setattr("workers.worker.describe_worker", probe)
     result = CliRunner().invoke(build_app(), ["worker", "--queue", "judge.cuda.h200", "--device", "2"])  # type: ignore[arg-type]
     assert result.exit_code == 2 and "this host gives 'degraded'" in result.output, result.output
     assert seen["visible"] == "2" and seen["queue"] == "judge.cuda.h200"
-    assert seen["extra"] == {"cuda_visible_devices": "2", "cuda_device_order": "PCI_BUS_ID"}
+    assert seen["cuda"] == CudaSettings(visible_devices="2", device_order="PCI_BUS_ID")
 
 
 def test_a_bad_device_is_refused_with_its_reason(worker_env) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judge.backends import Backend
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu import runtime_options
 from workers.context import WorkerContext
 from workers.settings import WorkerSettings
@@ -15,14 +16,23 @@ def test_the_competitions_setting_wins_over_the_workers_default(settings: Worker
     monkeypatch.setenv("OPJUDGE_NPU_TIMING", "events")
     monkeypatch.setenv("OPJUDGE_NPU_MAX_LAUNCHES", "4")
     ctx = WorkerContext(settings)
-    default = ctx.host_config(Backend.NPU)
-    assert (default.extra["npu_timing"], default.extra["npu_max_launches"]) == ("events", "4")
+    default = ctx.host_config(Backend.NPU).track_settings(NpuSettings)
+    assert (default.timing, default.max_launches) == ("events", 4)
     chosen = ctx.host_config(Backend.NPU, {"npu_timing": "device"})
-    assert (chosen.extra["npu_timing"], chosen.extra["npu_max_launches"]) == ("device", "4")
+    assert (chosen.track_settings(NpuSettings).timing, chosen.track_settings(NpuSettings).max_launches) == ("device", 4)
     assert (runtime_options(chosen)["timing"], runtime_options(chosen)["max_launches"]) == ("device", 4)
-    both = ctx.host_config(Backend.NPU, {"npu_timing": "device", "npu_max_launches": "1"})
+    both = ctx.host_config(Backend.NPU, {"npu_timing": "device", "npu_max_launches": 1})
     assert runtime_options(both)["max_launches"] == 1
-    assert "npu_timing" not in ctx.host_config(Backend.CPU, {"npu_timing": "device"}).extra
+    # A competition's settings apply to the run's own track only.
+    assert ctx.host_config(Backend.CPU, {"npu_timing": "device"}).track_settings(NpuSettings).timing == "events"
+
+
+def test_a_competition_may_set_only_what_the_tracks_let_organisers_override(
+        settings: WorkerSettings) -> None:
+    with pytest.raises(ValueError, match="npu_device"):
+        WorkerContext(settings).host_config(Backend.NPU, {"npu_device": "3"})
+    with pytest.raises(ValueError, match="npu_max_launches must be a whole number from 0 to 1000"):
+        WorkerContext(settings).host_config(Backend.NPU, {"npu_max_launches": 1001})
 
 
 def test_without_any_setting_the_npu_is_timed_by_events(settings: WorkerSettings,

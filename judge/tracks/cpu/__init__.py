@@ -11,6 +11,7 @@ from judge.backends import Backend
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.policy.cpu import RULES
+from judge.track_settings.cpu import CpuSettings
 from judge.tracks import Track
 from judge.tracks.cpu.doctor import doctor_checks
 from judge.tracks.cpu.evict import helper_for
@@ -34,21 +35,16 @@ def _threads(host: HostConfig) -> int:
 RUNNER_OPENMP_ENV = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
 
 
-FLUSH_METHODS = ("lines", "buffer")
-
-
 def _helper_folder(host: HostConfig) -> Path:
     return (host.cache_dir or host.work_root / ".opjudge") / "native"
 
 
 def _flush(host: HostConfig) -> tuple[str, Path | None]:
-    """The cache flush (docs/rules.md, "Timing"): the buffer by default; `HostConfig.extra["cpu_flush"] =
-    "lines"` (OPJUDGE_CPU_FLUSH) evicts the call's lines instead where the helper builds. Not the default:
+    """The cache flush (docs/rules.md, "Timing"): the buffer by default; `CpuSettings.flush = "lines"`
+    (OPJUDGE_CPU_FLUSH) evicts the call's lines instead where the helper builds. Not the default:
     the calls it leaves cold ran 1-2 % faster than after the buffer, whose dirty lines the call writes
     back (bench/flush_methods.py, docs/benchmarks.md "The cache flush"), and the two must agree to 0.5 %."""
-    wanted = host.extra.get("cpu_flush", "buffer")
-    if wanted not in FLUSH_METHODS:
-        raise ValueError(f"cpu_flush must be one of {', '.join(FLUSH_METHODS)}, not {wanted!r}")
+    wanted = host.track_settings(CpuSettings).flush  # one of its declared choices: the record checks
     helper = helper_for(_helper_folder(host)) if wanted == "lines" else None
     return ("lines", helper) if helper is not None else ("buffer", None)
 

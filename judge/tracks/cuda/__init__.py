@@ -2,17 +2,15 @@
 
 Host settings read from `HostConfig`:
 - `cuda_home`, `cuda_arch` (default sm_90a, the H200/H100 target);
-- `extra["cuda_visible_devices"]`, `extra["cuda_device_order"]`: the worker's own
-  CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (`cuda_host_extra` reads them at the edge). The
-  runner child, whose environment starts empty, gets the same two, so it sees the very GPU the
-  worker's own torch calls "cuda" (where the checker regenerates inputs and runs the oracle) and
-  uses the first one. Unset: both see every GPU and use the first;
-- `extra["cuda_gpu_name"]`: the GPU's name when `nvidia-smi` cannot tell (peak table).
+- its `CudaSettings` (judge/track_settings/cuda.py): the worker's own CUDA_VISIBLE_DEVICES,
+  CUDA_DEVICE_ORDER and cuBLAS settings, read at the edge. The runner child, whose environment
+  starts empty, gets the same, so it sees the very GPU the worker's own torch calls "cuda" (where
+  the checker regenerates inputs and runs the oracle) and uses the first one. Unset: both see
+  every GPU and use the first. `gpu_name`: the GPU's name when `nvidia-smi` cannot tell (peak table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from judge.errors import InternalJudgeError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
 from judge.policy.cuda import RULES
+from judge.track_settings.cuda import CudaSettings
 from judge.tracks import Track
 from judge.tracks.cuda.device import device_nodes, driver_library, find_peak, floor_peak_flops, gpu_name
 from judge.tracks.cuda.doctor import doctor_checks
@@ -32,32 +31,14 @@ from judge.tracks.cuda.toolchain import DEFAULT_CUDA_ARCH, CudaToolchain
 CUDA_LIMITS = DEVICE_LIMITS
 
 
-# The worker's variables its runner child must share: which GPUs it sees, and the settings that
-# change cuBLAS's results. The child and the worker both make every input (the forward pass is a
-# matmul): with different settings their bytes differ and every call ends as IE.
-CUDA_VIEW_VARIABLES = {
-    "CUDA_VISIBLE_DEVICES": "cuda_visible_devices",
-    "CUDA_DEVICE_ORDER": "cuda_device_order",
-    "CUBLAS_WORKSPACE_CONFIG": "cublas_workspace_config",
-    "NVIDIA_TF32_OVERRIDE": "nvidia_tf32_override",
-    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "torch_allow_tf32_cublas_override",
-}
-
-
-def cuda_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
-    """The `HostConfig.extra` entries that describe this process's GPU view and numeric settings
-    (for the edges: the CLI and the workers pass their os.environ)."""
-    return {key: environ[name] for name, key in CUDA_VIEW_VARIABLES.items() if name in environ}
-
-
-def refuse_tf32_override(extra: Mapping[str, str]) -> None:
+def refuse_tf32_override(settings: CudaSettings) -> None:
     """Refuse a host whose torch is forced to compute float32 matmuls in TF32.
 
     The pass rule's same-dtype reference R is "true float32, no TF32" (the problem spec): with
     TORCH_ALLOW_TF32_CUBLAS_OVERRIDE set, torch's float32 matmuls use TF32 whatever the code asks,
     R's error grows and the bound for 16-bit kernels loosens. No code in the process can undo it.
     """
-    value = extra.get("torch_allow_tf32_cublas_override", "").strip()
+    value = (settings.torch_allow_tf32_cublas_override or "").strip()
     if value not in ("", "0"):
         raise InternalJudgeError(
             f"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE={value} forces TF32 in float32 matmuls, so the reference"
@@ -71,7 +52,7 @@ def _smi_id(host: HostConfig) -> str:
     nvidia-smi counts in PCI bus order; an index under CUDA's default order may name another GPU
     of the host, which only matters on hosts that mix GPU kinds (pin those with PCI_BUS_ID).
     """
-    visible = host.extra.get("cuda_visible_devices", "").split(",")[0].strip()
+    visible = (host.track_settings(CudaSettings).visible_devices or "").split(",")[0].strip()
     return visible or "0"
 
 
@@ -79,11 +60,12 @@ def runner_env(host: HostConfig) -> dict[str, str]:
     """The runner child's CUDA environment (its environment starts empty).
 
     The worker's own GPU view and numeric settings, so the child and the worker's checker use
-    the same GPU and make the same inputs.
+    the same GPU and make the same inputs: both make every input (the forward pass is a matmul),
+    and with different cuBLAS settings their bytes differ and every call ends as IE.
     LD_LIBRARY_PATH names the driver's folder, for the libraries libcuda itself loads by name
     (the JIT compiler, NVML) where they are not in the loader's cache.
     """
-    env = {name: host.extra[key] for name, key in CUDA_VIEW_VARIABLES.items() if key in host.extra}
+    env = host.track_settings(CudaSettings).child_environment()
     driver = driver_library()
     if driver is not None:
         env["LD_LIBRARY_PATH"] = str(Path(driver).parent)
@@ -106,8 +88,9 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     dense rate, safe for every dtype; `peak_flops_by_dtype` holds the per-dtype rates of
     `floor_peak_flops` for a check that knows the case's dtype.
     """
-    refuse_tf32_override(host.extra)
-    name = host.extra.get("cuda_gpu_name") or gpu_name(_smi_id(host))
+    settings = host.track_settings(CudaSettings)
+    refuse_tf32_override(settings)
+    name = settings.gpu_name or gpu_name(_smi_id(host))
     row = find_peak(name)
     return {
         "device_index": 0,  # the first GPU of the view the child shares with the worker

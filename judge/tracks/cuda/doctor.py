@@ -20,9 +20,10 @@ def _cuda_device() -> str:
 
 
 def _cuda_float32(environ: Mapping[str, str]) -> str:
-    from judge.tracks.cuda import cuda_host_extra, refuse_tf32_override
+    from judge.track_settings.cuda import CudaSettings
+    from judge.tracks.cuda import refuse_tf32_override
 
-    refuse_tf32_override(cuda_host_extra(environ))
+    refuse_tf32_override(CudaSettings.from_env(environ))
     return "true float32 (TF32 not forced)"
 
 

@@ -18,9 +18,10 @@ from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
+from judge.track_settings.npu import NpuSettings
 from judge.tracks import Track
 from judge.tracks.npu.baseline import python_baseline
-from judge.tracks.npu.cann import DEFAULT_DRIVER_DIR, cann_version, soc_family
+from judge.tracks.npu.cann import cann_version, soc_family
 from judge.tracks.npu.doctor import doctor_checks
 from judge.tracks.npu.policy import RULES
 from judge.tracks.npu.runtime import DEFAULT_FLUSH_BYTES, NpuRuntime
@@ -40,8 +41,8 @@ DEVICE_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 
 
 def device_index(host: HostConfig) -> int:
-    """The physical NPU this worker judges on (host.extra["npu_device"], default 0)."""
-    return int(host.extra.get("npu_device", 0))
+    """The physical NPU this worker judges on (its `NpuSettings.device`, default 0)."""
+    return int(host.track_settings(NpuSettings).device)
 
 
 def logical_index(physical: int, dev: Path = Path("/dev")) -> int:
@@ -65,7 +66,7 @@ def readonly_paths(host: HostConfig) -> list[Path]:
     """
     from judge.tracks.npu.cann import read_only_paths as cann_read_only_paths
 
-    driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
+    driver = host.track_settings(NpuSettings).driver
     paths = [driver, Path("/etc/ascend_install.info")]
     if host.ascend_home is not None:
         paths += [p for p in cann_read_only_paths(host.ascend_home) if p not in paths]
@@ -79,7 +80,7 @@ def runner_env(host: HostConfig) -> dict[str, str]:
     runtime's logical id, `logical_index`) makes that device the child's npu:0, which is the
     index `runtime_options` gives the runtime.
     """
-    driver = Path(host.extra.get("ascend_driver", str(DEFAULT_DRIVER_DIR)))
+    driver = host.track_settings(NpuSettings).driver
     libraries = [driver / "lib64" / "common", driver / "lib64" / "driver", driver / "lib64"]
     # TASK_QUEUE_ENABLE=0: torch_npu enqueues on the stream itself, not from its task thread, so the
     # timing events sit right around kernel_run (runtime.py).
@@ -97,6 +98,7 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     """JSON options for `NpuRuntime` in the runner child."""
     soc = host.ascend_soc or ""
     family = soc_family(soc) if soc else None
+    settings = host.track_settings(NpuSettings)
     return {
         "device_index": 0,  # the child sees only its own device (runner_env)
         "flush_bytes": DEFAULT_FLUSH_BYTES,
@@ -105,9 +107,9 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
         "cann_version": cann_version(host.ascend_home) if host.ascend_home and host.ascend_home.is_dir()
         else "unknown",
         # The clock (runtime.py): "events" or "device" (profiler, launches counted); the competition's
-        # setting, else the worker's default (workers/context.py), else events.
-        "timing": str(host.extra.get("npu_timing", "events")),
-        "max_launches": int(host.extra.get("npu_max_launches", 0)),
+        # setting, else the worker's default (judge/track_settings/npu.py), else events.
+        "timing": settings.timing,
+        "max_launches": settings.max_launches,
     }
 
 

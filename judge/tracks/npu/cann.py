@@ -2,9 +2,9 @@
 
 judge/ never reads the environment (the worker reads it once and passes a HostConfig down, so a
 run depends only on what it was given): the CANN root comes in through
-`HostConfig.ascend_home` and the SoC through `HostConfig.ascend_soc`. Callers
-that start from a shell where CANN's `set_env.sh` was sourced can turn that
-environment into those two fields with `ascend_host_fields(os.environ)`.
+`HostConfig.ascend_home` and the SoC through `HostConfig.ascend_soc`, which
+`judge.host.host_from_env` takes from a shell where CANN's `set_env.sh` was sourced
+(`ascend_host_fields`, judge/track_settings/npu.py).
 
 The layout knowledge here follows CANN's own CMake modules (host_config.cmake
 and the ascendc_kernel_cmake folder, looked up in CANN 7.x-9.x samples): the
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
+from judge.track_settings.npu import DEFAULT_DRIVER_DIR, ENV_VARIABLES
 
 # Where the ascendc CMake module (ascendc.cmake, which defines ascendc_library) may live, in the
 # order CANN's samples probe them; `{arch}` is the host's machine (x86_64, aarch64). CANN 8.5+
@@ -51,8 +51,6 @@ def _for_arch(relatives: tuple[str, ...], arch: str) -> tuple[str, ...]:
     return tuple(relative.format(arch=arch) for relative in relatives)
 
 
-ENV_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # exported by CANN's set_env.sh
-DEFAULT_DRIVER_DIR = Path("/usr/local/Ascend/driver")
 
 # SoC names CANN's host_config.cmake accepts for Ascend C kernel builds, by family (cannmirror/asc-devkit
 # cmake/asc/legacy_modules/host_config.cmake at 0da921b: ascend910b_list, ascend910_list, ascend310p_list,
@@ -101,38 +99,6 @@ class CannInstall:
         """The toolkit's and the driver's shared libraries, as set_env.sh lists them."""
         return [self.root / "lib64", self.root / "runtime" / "lib64", driver_dir / "lib64" / "common",
                 driver_dir / "lib64" / "driver", driver_dir / "lib64"]
-
-
-def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, object]:
-    """`HostConfig` keyword arguments taken from an environment the caller passes in.
-
-    OPJUDGE_ASCEND_HOME wins over the set_env.sh variables; OPJUDGE_NPU_SOC (the
-    worker's queue suffix) gives the SoC. Absent values are left out, so the
-    result can be splatted into `HostConfig(...)` as it is.
-    """
-    fields: dict[str, object] = {}
-    for name in ("OPJUDGE_ASCEND_HOME", *ENV_VARIABLES):
-        if environ.get(name):
-            fields["ascend_home"] = Path(environ[name])
-            break
-    soc = environ.get("OPJUDGE_NPU_SOC") or environ.get("SOC_VERSION")
-    if soc and soc != "default":
-        fields["ascend_soc"] = soc
-    return fields
-
-
-def npu_host_extra(environ: Mapping[str, str]) -> dict[str, str]:
-    """This worker's default NPU clock, from an environment the caller passes in: OPJUDGE_NPU_TIMING
-    ("events", the default, or "device": the profiler's device time) and OPJUDGE_NPU_MAX_LAUNCHES
-    (launches one timed call of a team's kernel may make under "device"; 0 or unset: any). Only a
-    default: a competition's own `npu_timing` / `npu_max_launches` (api/store/judge_settings.py),
-    sent with each run, wins (workers/context.py)."""
-    extra = {}
-    if environ.get("OPJUDGE_NPU_TIMING"):
-        extra["npu_timing"] = environ["OPJUDGE_NPU_TIMING"]
-    if environ.get("OPJUDGE_NPU_MAX_LAUNCHES"):
-        extra["npu_max_launches"] = environ["OPJUDGE_NPU_MAX_LAUNCHES"]
-    return extra
 
 
 def soc_family(soc: str) -> str | None:

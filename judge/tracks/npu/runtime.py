@@ -22,6 +22,7 @@ import torch
 from judge.errors import ToolchainUnavailableError
 from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.device_time import DeviceReading, read_profile
 from judge.tracks.npu.faults import npu_fault_reason
 
@@ -33,8 +34,9 @@ MIB = 1 << 20
 #   with the launches counted; `max_launches` caps the team's kernel's (CANNjudge's rule: one kernel
 #   per timed call). The cap is applied by the runner child to the submission only (child.py): the
 #   vendor baseline's operator may launch several kernels, which are recorded, never capped.
-TIMING_EVENTS, TIMING_DEVICE = "events", "device"
-MAX_LAUNCH_CAP = 1000
+# Both declared once, with the NPU's other settings (judge/track_settings/npu.py).
+TIMING_EVENTS, TIMING_DEVICE = NpuSettings.declared()["npu_timing"].declaration.choices
+MAX_LAUNCH_CAP = NpuSettings.declared()["npu_max_launches"].declaration.le
 OVERHEAD_SAMPLES = 15
 # docs/rules.md: flush with a buffer of at least twice the last-level cache. The 910B family has
 # 192 MiB of L2 (twice that is MIN_FLUSH_BYTES); 512 MiB leaves room for bigger parts.

@@ -13,8 +13,9 @@ from judge.backends import Backend
 from judge.doctor import doctor_report
 from judge.errors import InternalJudgeError, ToolchainUnavailableError
 from judge.host import HostConfig
+from judge.track_settings.cuda import CudaSettings
 from judge.tracks import get_track
-from judge.tracks.cuda import TRACK, cuda_host_extra, readonly_paths, runner_env, runtime_options
+from judge.tracks.cuda import TRACK, readonly_paths, runner_env, runtime_options
 from judge.tracks.cuda.device import PEAK_TABLE, device_nodes, find_peak, floor_peak_flops
 from judge.tracks.cuda.runtime import (
     MIB,
@@ -45,7 +46,7 @@ def test_options_are_checked(raw: dict) -> None:
 
 
 def test_options_survive_json() -> None:
-    host = HostConfig(work_root=Path("/tmp"), extra={"cuda_gpu_name": "NVIDIA H200", "cuda_visible_devices": "1"})
+    host = HostConfig(work_root=Path("/tmp"), settings=(CudaSettings(gpu_name="NVIDIA H200", visible_devices="1"),))
     raw = runtime_options(host)
     again = json.loads(json.dumps(raw))
     assert again == raw
@@ -56,13 +57,14 @@ def test_options_survive_json() -> None:
 def test_child_gets_the_workers_gpu_view() -> None:
     """The child's environment starts empty: it must see the GPU the worker's own torch sees."""
     pinned = {"CUDA_VISIBLE_DEVICES": "GPU-8c1f", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "PATH": "/usr/bin"}
-    extra = cuda_host_extra(pinned)
-    assert extra == {"cuda_visible_devices": "GPU-8c1f", "cuda_device_order": "PCI_BUS_ID"}
-    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=extra))
+    settings = CudaSettings.from_env(pinned)
+    assert settings == CudaSettings(visible_devices="GPU-8c1f", device_order="PCI_BUS_ID")
+    env = runner_env(HostConfig(work_root=Path("/tmp"), settings=(settings,)))
     assert env["CUDA_VISIBLE_DEVICES"] == "GPU-8c1f" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     # A worker started without an order keeps CUDA's default one: the child must not change it,
     # or "CUDA_VISIBLE_DEVICES=1" would name another GPU there.
-    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=cuda_host_extra({"CUDA_VISIBLE_DEVICES": "1"})))
+    env = runner_env(HostConfig(work_root=Path("/tmp"),
+                                settings=(CudaSettings.from_env({"CUDA_VISIBLE_DEVICES": "1"}),)))
     assert env["CUDA_VISIBLE_DEVICES"] == "1" and "CUDA_DEVICE_ORDER" not in env
 
 
@@ -133,7 +135,7 @@ def test_floor_rate_per_dtype() -> None:
 
 
 def test_runtime_options_carry_the_peak_for_the_pipeline() -> None:
-    host = HostConfig(work_root=Path("/tmp"), extra={"cuda_gpu_name": "NVIDIA H200"})
+    host = HostConfig(work_root=Path("/tmp"), settings=(CudaSettings(gpu_name="NVIDIA H200"),))
     options = runtime_options(host)
     assert options["peak_flops"] == pytest.approx(989.4e12)
     assert options["peak_flops_by_dtype"]["float32"] == pytest.approx(494.7e12)
@@ -267,7 +269,7 @@ def test_cuda_errors_are_the_kernels_fault_and_others_are_not() -> None:
 
 def test_child_shares_the_workers_cublas_settings() -> None:
     worker = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8", "NVIDIA_TF32_OVERRIDE": "0", "HOME": "/root"}
-    env = runner_env(HostConfig(work_root=Path("/tmp"), extra=cuda_host_extra(worker)))
+    env = runner_env(HostConfig(work_root=Path("/tmp"), settings=(CudaSettings.from_env(worker),)))
     assert env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8" and env["NVIDIA_TF32_OVERRIDE"] == "0"
     assert "HOME" not in env
 
@@ -275,16 +277,16 @@ def test_child_shares_the_workers_cublas_settings() -> None:
 @pytest.mark.parametrize("value", ["1", "true"])
 def test_a_host_forcing_tf32_is_refused_before_judging(value: str) -> None:
     """R must be true float32: a worker with the TF32 override judges nothing (IE, named)."""
-    extra = {**cuda_host_extra({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}), "cuda_gpu_name": "NVIDIA H200"}
+    settings = CudaSettings.from_env({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value}, {"cuda_gpu_name": "NVIDIA H200"})
     with pytest.raises(InternalJudgeError, match="TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"):
-        runtime_options(HostConfig(work_root=Path("/tmp"), extra=extra))
+        runtime_options(HostConfig(work_root=Path("/tmp"), settings=(settings,)))
     checks = {c.name: c for c in doctor_report_for({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": value})}
     assert not checks["float32 matmul"].ok and "unset it" in checks["float32 matmul"].detail
 
 
 def test_tf32_override_off_is_accepted() -> None:
-    extra = {**cuda_host_extra({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "0"}), "cuda_gpu_name": "NVIDIA H200"}
-    assert runtime_options(HostConfig(work_root=Path("/tmp"), extra=extra))["gpu_name"] == "NVIDIA H200"
+    settings = CudaSettings.from_env({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "0"}, {"cuda_gpu_name": "NVIDIA H200"})
+    assert runtime_options(HostConfig(work_root=Path("/tmp"), settings=(settings,)))["gpu_name"] == "NVIDIA H200"
     assert {c.name: c for c in doctor_report_for({})}["float32 matmul"].ok
 
 

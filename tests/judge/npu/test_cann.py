@@ -8,8 +8,8 @@ import pytest
 
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
+from judge.track_settings.npu import ascend_host_fields
 from judge.tracks.npu.cann import (
-    ascend_host_fields,
     cann_version,
     checked_soc,
     locate_cann,

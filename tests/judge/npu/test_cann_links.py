@@ -15,6 +15,7 @@ import pytest
 from judge.host import HostConfig
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu import readonly_paths
 from judge.tracks.npu.cann import read_only_paths
 from judge.tracks.npu.toolchain import AscendToolchain
@@ -47,7 +48,7 @@ def _link_targets(latest: Path) -> list[Path]:
 def test_the_runner_gets_the_install_root_of_a_latest_made_of_links(tmp_path: Path, fake_cann: Path) -> None:
     latest = _latest_of_links(fake_cann)
     install_root = fake_cann.parent
-    host = HostConfig(work_root=tmp_path, ascend_home=latest, extra={"ascend_driver": str(tmp_path / "driver")})
+    host = HostConfig(work_root=tmp_path, ascend_home=latest, settings=(NpuSettings(driver=tmp_path / "driver"),))
     paths = readonly_paths(host)
     assert paths[0] == tmp_path / "driver"  # doctor reads the driver from the first entry
     assert latest in paths and install_root in paths

@@ -18,8 +18,8 @@ from judge.host import HostConfig
 from judge.problem import load_problem
 from judge.submission import read_sources
 from judge.toolchains.base import SourceFile
+from judge.track_settings.npu import NpuSettings, ascend_host_fields
 from judge.tracks.npu import NPU_LIMITS
-from judge.tracks.npu.cann import ascend_host_fields
 from judge.verdict import Verdict
 from tests.judge.fixtures import hardware_test_sandbox, load_fixtures
 from tests.judge.npu.conftest import REPO
@@ -154,7 +154,8 @@ def test_device_timing_counts_the_starter_kernels_launches(tmp_path: Path) -> No
     host = _host(tmp_path)
 
     def judged(cap: int, sets: tuple[CaseSet, ...]):  # type: ignore[no-untyped-def]
-        capped = dataclasses.replace(host, extra={**host.extra, "npu_timing": "device", "npu_max_launches": str(cap)})
+        clock = dataclasses.replace(host.track_settings(NpuSettings), timing="device", max_launches=cap)
+        capped = dataclasses.replace(host, settings=(clock,))
         request = JudgeRequest(problem=load_problem(PROBLEM), backend=Backend.NPU, sources=_starter_sources(),
                                case_sets=sets, secret=b"npu-test")
         return judge_submission(request, host=capped)

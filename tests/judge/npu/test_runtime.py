@@ -15,6 +15,7 @@ import torch
 from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
 from judge.tracks.npu.device_time import read_profile
 from judge.tracks.npu.faults import npu_fault_reason
@@ -90,7 +91,7 @@ def runtime() -> NpuRuntime:
 
 
 def test_runtime_options_are_plain_json_and_checked(tmp_path: Path) -> None:
-    host = HostConfig(work_root=tmp_path, ascend_soc="Ascend910B3", extra={"npu_device": "3"})
+    host = HostConfig(work_root=tmp_path, ascend_soc="Ascend910B3", settings=(NpuSettings(device="3"),))
     options = runtime_options(host)
     assert json.loads(json.dumps(options)) == options
     assert options["flush_bytes"] >= 384 << 20 and options["peak_flops"] > 0 and options["device_index"] == 0
@@ -102,7 +103,7 @@ def test_runtime_options_are_plain_json_and_checked(tmp_path: Path) -> None:
 
 
 def test_track_exposes_device_nodes_readonly_paths_and_child_environment(tmp_path: Path) -> None:
-    host = HostConfig(work_root=tmp_path, ascend_home=Path("/opt/cann"), extra={"npu_device": "3"})
+    host = HostConfig(work_root=tmp_path, ascend_home=Path("/opt/cann"), settings=(NpuSettings(device="3"),))
     assert TRACK.device_nodes(host) == device_nodes(host) == [
         "/dev/davinci3", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
     assert Path("/usr/local/Ascend/driver") in readonly_paths(host) and Path("/opt/cann") in readonly_paths(host)
@@ -219,11 +220,9 @@ def test_events_timing_counts_no_launches(runtime: NpuRuntime) -> None:
 
 
 def test_worker_environment_is_only_the_default_of_the_timing_setting() -> None:
-    from judge.tracks.npu.cann import npu_host_extra
-
-    extra = npu_host_extra({"OPJUDGE_NPU_TIMING": "device", "OPJUDGE_NPU_MAX_LAUNCHES": "1", "HOME": "/x"})
-    assert extra == {"npu_timing": "device", "npu_max_launches": "1"} and npu_host_extra({}) == {}
-    host = HostConfig(work_root=Path("/tmp"), extra=extra)
+    settings = NpuSettings.from_env({"OPJUDGE_NPU_TIMING": "device", "OPJUDGE_NPU_MAX_LAUNCHES": "1", "HOME": "/x"})
+    assert (settings.timing, settings.max_launches) == ("device", 1) and NpuSettings.from_env({}) == NpuSettings()
+    host = HostConfig(work_root=Path("/tmp"), settings=(settings,))
     assert (runtime_options(host)["timing"], runtime_options(host)["max_launches"]) == ("device", 1)
 
 
@@ -297,7 +296,7 @@ def test_under_msprof_op_the_child_picks_its_device_by_runtime_id(tmp_path: Path
     # has none and sets the device itself, by the runtime's id of the worker's NPU (physical 3 here).
     from judge.tracks.npu import under_profiler
 
-    host = HostConfig(work_root=tmp_path, extra={"npu_device": "3"})
+    host = HostConfig(work_root=tmp_path, settings=(NpuSettings(device="3"),))
     env, options = TRACK.under_profiler(host, runner_env(host), runtime_options(host))
     assert TRACK.under_profiler is under_profiler
     assert "ASCEND_RT_VISIBLE_DEVICES" not in env and env["TASK_QUEUE_ENABLE"] == "0"
