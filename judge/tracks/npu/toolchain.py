@@ -18,6 +18,7 @@ from judge.limits import Limits
 from judge.results import BuildResult, PolicyFinding
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.toolchains.base import SourceFile, Toolchain
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.cann import CannInstall, checked_soc, locate_cann, read_only_paths
 from judge.tracks.npu.diagnostics import Diagnostic, PathCleaner, parse_diagnostics, summarize
 from judge.tracks.npu.link_check import LinkCheckError, check_linked_objects, collect_objects
@@ -64,8 +65,9 @@ class AscendToolchain(Toolchain):
 
     def __init__(self, host: HostConfig) -> None:
         self.host = host
-        self.cmake = host.extra.get("cmake", "cmake")
-        self.jobs = int(host.extra.get("build_jobs", 0)) or os.cpu_count() or 2
+        settings = host.track_settings(NpuSettings)
+        self.cmake = settings.cmake
+        self.jobs = settings.build_jobs or os.cpu_count() or 2
         self.diagnostics: list[Diagnostic] = []  # of the last build, for callers that show them apart
 
     def version(self) -> str:
@@ -151,7 +153,7 @@ class AscendToolchain(Toolchain):
 
     def _check_objects(self, build_dir: Path, cann: CannInstall) -> list[PolicyFinding] | str:
         """The by-object library policy (link_check.py); a str says why the objects could not be read (IE)."""
-        if self.host.extra.get("policy", "on") == "off":
+        if not self.host.policy_check:
             return []
         try:
             objects = collect_objects(build_dir, cann.root)
