@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
 from judge.limits import Limits
-from judge.results import BuildResult
-from judge.sandbox.base import Bind, Sandbox, SandboxLimits
-from judge.toolchains.base import SourceFile, Toolchain
+from judge.sandbox.base import Bind, ProcessResult, SandboxLimits
+from judge.toolchains.base import BuildJob, BuildStop, Toolchain
 from judge.verdict import Verdict
 
 DEFAULT_CUDA_ARCH = "sm_90a"  # H200/H100: the "a" target unlocks wgmma and setmaxnreg
@@ -83,10 +81,11 @@ def cut_log(text: str, limit_bytes: int) -> str:
     return raw[:limit_bytes].decode("utf-8", "ignore") + note
 
 
-class CudaToolchain(Toolchain):
+class CudaToolchain(Toolchain[CudaInstall]):
     """nvcc -O3 -std=c++17 for one GPU arch, shared libcudart, run in the given sandbox."""
 
     backend = Backend.CUDA
+    output_name = LIBRARY_NAME
 
     def __init__(self, *, cuda_home: Path | None = None, arch: str = DEFAULT_CUDA_ARCH) -> None:
         gencode_flags(arch)  # refuse a malformed arch at construction, not at the first build
@@ -114,74 +113,80 @@ class CudaToolchain(Toolchain):
         argv += ["-o", str(output), *(str(s) for s in sources)]
         return argv
 
-    def build(
-        self,
-        *,
-        sources: list[SourceFile],
-        include_dirs: list[Path],
-        workdir: Path,
-        limits: Limits,
-        sandbox: Sandbox,
-    ) -> BuildResult:
-        """Compile the .cu/.cpp files of `sources` (already in `workdir`) into `workdir/libkernel.so`."""
-        install = find_cuda(self.cuda_home)
-        toolchain = self.version()
-        units = [workdir / s.name for s in sources if s.name.endswith(self.source_suffixes())]
-        output = workdir / LIBRARY_NAME
-        argv = self.command(install=install, sources=units, include_dirs=include_dirs, output=output)
+    def locate(self) -> CudaInstall:
+        return find_cuda(self.cuda_home)
+
+    def _units(self, job: BuildJob[CudaInstall]) -> list[Path]:
+        return [job.workdir / s.name for s in job.sources if s.name.endswith(self.source_suffixes())]
+
+    def prepare(self, job: BuildJob[CudaInstall]) -> None:
+        """One .cu file at most, then nvcc's scratch folder."""
+        units = self._units(job)
         if not units:
-            return BuildResult(False, Verdict.CE, None, "no .cu, .cpp or .cc source to compile", 0.0, toolchain,
-                               argv)
+            raise BuildStop(Verdict.CE, "no .cu, .cpp or .cc source to compile", command=self.commands(job)[0])
         cu_files = [u.name for u in units if u.suffix == ".cu"]
         if len(cu_files) > 1:
             # nvcc registers each .cu file's device code with a load-time constructor; the library
             # check allows exactly one (judge/policy/cuda.py), so say it plainly here instead.
             message = (f"one .cu file per submission, not {len(cu_files)} ({', '.join(cu_files)}): "
                        "put the rest of the device code in .cuh headers that it includes")
-            return BuildResult(False, Verdict.CE, None, message, 0.0, toolchain, argv)
-        tmp = _keep_dir(output)
-        tmp.mkdir(exist_ok=True)
-        binds = [Bind(source=workdir, target=workdir, writable=True)]
-        binds += [Bind(source=d, target=d) for d in include_dirs]
-        if install.root is not None:
-            binds.append(Bind(source=install.root, target=install.root))
-        sandbox_limits = SandboxLimits(
+            raise BuildStop(Verdict.CE, message, command=self.commands(job)[0])
+        _keep_dir(job.workdir / LIBRARY_NAME).mkdir(exist_ok=True)
+
+    def commands(self, job: BuildJob[CudaInstall]) -> list[list[str]]:
+        """One nvcc call for all the units."""
+        return [self.command(install=job.setup, sources=self._units(job), include_dirs=job.include_dirs,
+                             output=job.workdir / LIBRARY_NAME)]
+
+    def sandbox_limits(self, limits: Limits) -> SandboxLimits:
+        return SandboxLimits(
             cpu_time_s=limits.compile_time_limit_s,
             address_space_mib=None,  # cicc and ptxas reserve large address ranges
             max_processes=limits.max_processes,
             max_file_size_bytes=limits.max_file_size_bytes,
             max_open_files=limits.max_open_files,
         )
-        started = time.monotonic()
-        proc = sandbox.run(
-            argv,
-            limits=sandbox_limits,
-            binds=binds,
-            workdir=workdir,
-            timeout_s=limits.compile_time_limit_s,
-            env=self._env(install, tmp),
-        )
-        duration = time.monotonic() - started
-        log = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace(f"{workdir}/", "")
-        log = cut_log(log, limits.compile_log_limit_bytes)
-        preprocessed = _keep_preprocessed(tmp, workdir / "preprocessed")
+
+    def binds(self, job: BuildJob[CudaInstall]) -> list[Bind]:
+        binds = super().binds(job)
+        if job.setup.root is not None:
+            binds.append(Bind(source=job.setup.root, target=job.setup.root))
+        return binds
+
+    def environment(self, job: BuildJob[CudaInstall]) -> dict[str, str]:
+        tmp = _keep_dir(job.workdir / LIBRARY_NAME)
+        path = [str(job.setup.nvcc.parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        return {"PATH": ":".join(path), "TMPDIR": str(tmp), "HOME": str(tmp), "LANG": "C.UTF-8"}
+
+    def step_log(self, job: BuildJob[CudaInstall], argv: list[str], outcome: ProcessResult) -> str:
+        """The output with the build folder's paths made relative: the team sees its own file names."""
+        return super().step_log(job, argv, outcome).replace(f"{job.workdir}/", "")
+
+    def step_stop(self, job: BuildJob[CudaInstall], index: int, outcome: ProcessResult) -> BuildStop | None:
+        """The sandbox's findings come first, then the time limit, then the compiler's failure."""
+        if outcome.violation:
+            headline = f"the sandbox stopped the compiler: {outcome.violation}\n"
+            return BuildStop(Verdict.SV, job.output, headline=headline)
+        if outcome.timed_out:
+            limit = job.limits.compile_time_limit_s
+            return BuildStop(Verdict.TLE, job.output, headline=f"compilation exceeded {limit:g} s\n")
+        if outcome.returncode != 0:
+            return BuildStop(Verdict.CE, job.output)
+        return None
+
+    def after_steps(self, job: BuildJob[CudaInstall]) -> None:
+        """Keep nvcc's preprocessed units, then remove its scratch folder."""
+        tmp = _keep_dir(job.workdir / LIBRARY_NAME)
+        job.preprocessed = _keep_preprocessed(tmp, job.workdir / "preprocessed")
         shutil.rmtree(tmp, ignore_errors=True)
-        verdict = _verdict(proc.returncode, proc.timed_out, proc.violation, output)
-        if verdict is Verdict.TLE:
-            log = f"compilation exceeded {limits.compile_time_limit_s:g} s\n{log}"
-        elif verdict is Verdict.SV:
-            log = f"the sandbox stopped the compiler: {proc.violation}\n{log}"
-        ok = verdict is None
-        return BuildResult(
-            ok=ok,
-            verdict=verdict,
-            library_path=str(output) if ok else None,
-            log=log,
-            duration_s=duration,
-            toolchain=toolchain,
-            command=argv,
-            preprocessed=preprocessed,
-        )
+
+    def finish(self, job: BuildJob[CudaInstall]) -> str:
+        if not (job.workdir / LIBRARY_NAME).is_file():
+            raise BuildStop(Verdict.CE, job.output)
+        return job.output
+
+    def cut_log(self, text: str, limit_bytes: int) -> str:
+        return cut_log(text, limit_bytes)
 
     def version(self) -> str:
         """e.g. "nvcc 13.0.88 (sm_90a)"; raises ToolchainUnavailableError without nvcc."""
@@ -197,11 +202,6 @@ class CudaToolchain(Toolchain):
             self._version = f"nvcc {match.group(1) if match else out.strip().splitlines()[-1]} ({self.arch})"
         return self._version
 
-    @staticmethod
-    def _env(install: CudaInstall, tmp: Path) -> dict[str, str]:
-        path = [str(install.nvcc.parent), "/usr/local/bin", "/usr/bin", "/bin"]
-        return {"PATH": ":".join(path), "TMPDIR": str(tmp), "HOME": str(tmp), "LANG": "C.UTF-8"}
-
 
 def _keep_dir(output: Path) -> Path:
     """nvcc's scratch folder beside the library: the build folder is the only writable one."""
@@ -214,14 +214,3 @@ def _keep_preprocessed(tmp: Path, folder: Path) -> list[str]:
     if units:
         folder.mkdir(exist_ok=True)
     return [str(unit.replace(folder / unit.name)) for unit in units]
-
-
-def _verdict(returncode: int, timed_out: bool, violation: str | None, output: Path) -> Verdict | None:
-    """None when the library was built; else why not (the sandbox's findings come first)."""
-    if violation:
-        return Verdict.SV
-    if timed_out:
-        return Verdict.TLE
-    if returncode != 0 or not output.is_file():
-        return Verdict.CE
-    return None
