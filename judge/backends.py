@@ -120,7 +120,8 @@ class Backend(str, metaclass=_Backends):
 
         return core_schema.no_info_plain_validator_function(
             cls, json_schema_input_schema=core_schema.str_schema(),
-            serialization=core_schema.plain_serializer_function_ser_schema(str.__str__))
+            serialization=core_schema.plain_serializer_function_ser_schema(str.__str__),
+            ref="Backend")  # one component in OpenAPI, "Backend", as the enum had
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
