@@ -15,28 +15,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import json
 import math
 import os
 import select
 import sys
 import time
 import traceback
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args
+from judge.abi import DTYPE_CODES, kernel_args_struct
 from judge.backends import Backend, CaseSet
 from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
+from judge.runner import protocol
 from judge.runner.fpenv import FloatingPointGuard
+from judge.runner.framing import encode_message, write_frames
 from judge.runner.guard import CallGuard, PageTouch, spans
-from judge.runner.kernel import Kernel, KernelFault, LibraryLoadError, check_launches
+from judge.runner.kernel import KernelCalls, KernelFault, LibraryLoadError, WorkspaceRefused, check_launches
 from judge.runner.openmp import OpenMpGuard
-from judge.runner.protocol import encode_message, write_frames
 from judge.runner.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns
 from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
@@ -75,26 +74,25 @@ class _Phases:
 
 
 class Child:
-    def __init__(self, hello: dict[str, Any], result_fd: int, commands: Any) -> None:
+    def __init__(self, hello: protocol.Hello, result_fd: int, commands: Any) -> None:
         self.commands = commands  # the worker's command lines (read here for "go")
-        self.nonce = bytes.fromhex(hello["nonce"])
+        self.nonce = hello.nonce
         self.result_fd = result_fd
         self.seq = 0
-        self.problem = load_problem(hello["problem"], Path(hello["problems_dir"]), Path(hello["reference_dir"]))
+        self.problem = load_problem(hello.problem, hello.problems_dir, hello.reference_dir)
         self.module = self.problem.module
         self.struct = kernel_args_struct(self.problem.header)
         self.pointer_names = {t.name for t in (*self.problem.inputs, *self.problem.outputs)}
-        track = get_track(Backend(hello["backend"]))
-        self.runtime = track.make_runtime(hello["runtime"])
+        track = get_track(Backend(hello.backend))
+        self.runtime = track.make_runtime(hello.runtime)
         self.vendor = None  # a baseline called through Python (a vendor operator), where the track has one
         self.vendor_tried: set[str] = set()  # cases the vendor operator was tried on (_vendor_runs)
         self.vendor_failed: dict[str, str] = {}  # case name -> why it failed there
-        if hello.get("python_baseline") and track.python_baseline is not None:
-            self.vendor = track.python_baseline(Path(hello["reference_dir"]), hello["problem"], hello["runtime"])
-        self.workspace_limit = int(hello["workspace_limit_bytes"])
-        self.generation_device = str(hello.get("generation_device", "cpu"))
-        self.call_guard = bool(hello.get("call_guard", True))  # judge/runner/guard.py; off only to measure it
-        if hello.get("deterministic"):
+        if hello.python_baseline and track.python_baseline is not None:
+            self.vendor = track.python_baseline(hello.reference_dir, hello.problem, hello.runtime)
+        self.generation_device = hello.generation_device
+        self.call_guard = hello.call_guard  # judge/runner/guard.py; off only to measure it
+        if hello.deterministic:
             set_deterministic(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
         self.threads = ThreadWatch()
@@ -102,20 +100,18 @@ class Child:
         self.last_outputs: dict[str, torch.Tensor] = {}  # the pages an empty call reads (`empty_call`)
         # Opened now, before the lockdown and the submission: the kernel's stdout and stderr move
         # here when the first private case is set (see `_withhold_output`).
-        self.private_sink: int | None = None
-        if hello.get("private_output"):
-            self.private_sink = os.open(hello["private_output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-                                        | os.O_CLOEXEC, 0o600)
+        self.private_sink: int | None = os.open(hello.private_output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                                                | os.O_CLOEXEC, 0o600)
         self.openmp = OpenMpGuard.of_this_process()  # before the lockdown: dlopen may read files
         self.fp = FloatingPointGuard()  # the environment every call starts from (before any kernel ran)
-        self.workspace_wanted: dict[str, int] = {}  # kernel_workspace_bytes per library, for the case
-        if hello.get("lockdown"):
+        if hello.lockdown:
             from judge.sandbox.lockdown import restrict_runner
 
             restrict_runner()
-        self.runtime_rules: list[str] = list(hello.get("runtime_rules", []))
-        self.libraries: dict[str, str] = dict(hello["libraries"])
-        self.kernels: dict[str, Kernel] = {}
+        self.runtime_rules = list(hello.runtime_rules)
+        self.libraries = hello.libraries
+        self.calls = KernelCalls(self.struct, self.pointer_names, self.runtime, hello.workspace_limit_bytes,
+                                 self.fp.restore)
 
     def load_libraries(self) -> None:
         """Load the kernels' libraries, last: from here on, submission code may run. The worker is
@@ -123,28 +119,21 @@ class Child:
         # torch's public switch of deterministic algorithms imports torch._dynamo (and its C
         # extensions) the first time; after the seal no new code may be mapped (judge/determinism.py).
         prepare_before_seal()
-        self.send({"op": "loading"})
-        self.kernels = {name: Kernel(path) for name, path in self.libraries.items()}
+        self.send(protocol.Loading())
+        self.calls.load(self.libraries)
         self.threads.start()
         seal_runner(self.runtime_rules)  # before any of their functions runs (judge/sandbox/seal.py)
 
-    def send(self, header: dict[str, Any], blobs: dict[str, bytes] | None = None) -> None:
-        write_frames(self.result_fd, encode_message(self.nonce, self.seq, header, blobs or {}))
+    def send(self, message: protocol.Result) -> None:
+        write_frames(self.result_fd, encode_message(self.nonce, self.seq, message.to_wire(), message.payload()))
         self.seq += 1
 
-    def set_case(self, raw: dict[str, Any]) -> None:
-        self.case = Case(
-            name=raw["name"],
-            case_set=CaseSet(raw["case_set"]),
-            dtype=raw["dtype"],
-            params=raw["params"],
-            seed=raw["seed"],
-            flags=tuple(raw["flags"]),
-        )
-        self.workspace_wanted = {}
-        if self.case.case_set is CaseSet.PRIVATE:
+    def set_case(self, case: Case) -> None:
+        self.case = case
+        self.calls.new_case()
+        if case.case_set is CaseSet.PRIVATE:
             self._withhold_output()
-        self.send({"op": "case", "name": self.case.name})
+        self.send(protocol.CaseReady(case.name))
 
     def _withhold_output(self) -> None:
         """Send fd 1 and 2 to the private sink: what the kernel prints from now on could name a
@@ -201,8 +190,10 @@ class Child:
             def invoke() -> int:
                 return int(vendor.run(prepared))
         else:
-            invoke = self._library_call(lib, device_inputs, outputs, scalars)
-            if invoke is None:
+            try:
+                invoke = self.calls.prepare(lib, device_inputs, outputs, scalars)
+            except WorkspaceRefused as refused:
+                self.send(protocol.WorkspaceRefused(refused.requested))
                 return
         phases.lap("prepare")
         runtime.flush_caches()
@@ -267,26 +258,16 @@ class Child:
         self.pending = outputs  # the baseline's too: the worker checks its first call of each case
         self.last_outputs = outputs
         phases.lap("after")
-        report = {
-            "op": "call",
-            "rc": int(rc),
-            "elapsed_ns": int(elapsed_ns),
-            "digest_before": before,
-            "digest_after": after,
-            "new_threads": new_threads,
-            "late_writes": late_writes,
-            "openmp_level": openmp_level,
-            "busy_threads": busy_threads,
-            "tampering": tampering,
-            "phases_ns": phases.laps,
-            "launches": -1 if launches is None else int(launches),
-            "workspace_bytes": int(self.workspace_wanted.get(lib, 0)),  # filled with garbage off the clock
-            **({"vendor_failed": self.vendor_failed[case.name]} if lib == "baseline" and case.name in
-               self.vendor_failed else {}),
-            **({"main_thread_ns": {"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}}
-               if profile else {}),
-            "outputs": {k: [list(t.shape), str(t.dtype).removeprefix("torch.")] for k, t in outputs.items()},
-        }
+        report = protocol.CallReport(
+            rc=int(rc), elapsed_ns=int(elapsed_ns), digest_before=before, digest_after=after,
+            new_threads=new_threads, late_writes=late_writes, openmp_level=openmp_level, busy_threads=busy_threads,
+            tampering=tampering, phases_ns=phases.laps, launches=-1 if launches is None else int(launches),
+            workspace_bytes=self.calls.wanted.get(lib, 0),  # filled with garbage off the clock
+            vendor_failed=self.vendor_failed.get(case.name, "") if lib == "baseline" else "",
+            main_thread_ns={"cpu": main_after[0] - main_before[0], "wait": main_after[1] - main_before[1]}
+            if profile else {},
+            outputs={k: (list(t.shape), str(t.dtype).removeprefix("torch.")) for k, t in outputs.items()},
+        )
         # The call's inputs (and what refers to them) are freed before the report, not after it: once the
         # worker has the report it may time the baseline, and this process must be idle then
         # (judge/idle_watch.py); freeing tens of MiB is milliseconds of the kernel's time.
@@ -332,12 +313,12 @@ class Child:
         its own clock, out of every kernel's reach: that bracket, less this child's overhead, is
         the call's time on the CPU track (judge/timing.py). The child polls for the go a moment
         before it blocks, so that waking up from a blocked read is not inside the bracket."""
-        self.send({"op": "armed"})
-        ran = b"".join(encode_message(self.nonce, self.seq, {"op": "ran"}, {}))
+        self.send(protocol.Armed())
+        ran = b"".join(encode_message(self.nonce, self.seq, protocol.Ran().to_wire(), {}))
         _poll_briefly(self.commands.fileno(), GO_SPIN_S)
-        command = json.loads(self.commands.readline() or "{}")
-        if command.get("op") != "go":
-            raise RuntimeError(f"expected the worker's go, got {command!r}")
+        line = self.commands.readline()
+        if line != protocol.GO_LINE:  # the worker's go, to the byte: nothing is decoded on the clock
+            raise RuntimeError(f"expected the worker's go, got {line[:200]!r}")
         return ran
 
     def send_ready(self, message: bytes) -> None:
@@ -345,52 +326,10 @@ class Child:
         write_frames(self.result_fd, [message])
         self.seq += 1
 
-    def _library_call(self, lib: str, device_inputs: dict[str, torch.Tensor],
-                      outputs: dict[str, torch.Tensor], scalars: dict[str, float | int]) -> Any:
-        """kernel_args packed for this call and the workspace given; None when the request was refused."""
-        kernel = self.kernels[lib]
-        pointers: dict[str, int | None] = dict.fromkeys(self.pointer_names)
-        pointers.update({k: t.data_ptr() for k, t in (*device_inputs.items(), *outputs.items())})
-        pointers.update(workspace=None, stream=self.runtime.stream_handle())
-        args = pack_args(self.struct, pointers=pointers, scalars=scalars)
-        workspace = None
-        if kernel.workspace_bytes is not None:
-            wanted = self._workspace_request(lib, scalars)
-            if wanted < 0 or wanted > self.workspace_limit:
-                self.send({"op": "call", "error": "workspace", "requested": wanted})
-                return None
-            if wanted:
-                workspace = self.runtime.garbage(wanted)
-                args.workspace = workspace.data_ptr()
-                args.workspace_bytes = wanted
-
-        def invoke(_workspace: Any = workspace) -> int:  # the default keeps the workspace alive
-            return int(kernel.run(ctypes.byref(args)))
-
-        return invoke
-
-    def _workspace_request(self, lib: str, scalars: dict[str, float | int]) -> int:
-        """kernel_workspace_bytes for the case, asked once per case and library with every pointer
-        NULL ("scratch bytes wanted for these sizes").
-
-        Asked off the clock, it must never see a call's data: the red team's kernel wrote the
-        outputs from the real pointers it was given here, and timed only the last eighth of the
-        work (ratio 0.15, score 200). Asked at the case's first call, whose time never counts
-        (a correctness call or a warm-up), with no pointer at all.
-        """
-        if lib not in self.workspace_wanted:
-            blank = pack_args(self.struct, pointers=dict.fromkeys([*self.pointer_names, "workspace", "stream"]),
-                              scalars=scalars)
-            workspace_bytes = self.kernels[lib].workspace_bytes
-            assert workspace_bytes is not None
-            self.workspace_wanted[lib] = int(workspace_bytes(ctypes.byref(blank)))
-            self.fp.restore()
-        return self.workspace_wanted[lib]
-
     def send_outputs(self) -> None:
         blobs = {k: _raw(self.runtime.to_host(t)) for k, t in self.pending.items()}
         self.pending = {}
-        self.send({"op": "outputs"}, blobs)
+        self.send(protocol.Outputs(blobs))
 
 
 def main() -> None:
@@ -404,26 +343,25 @@ def main() -> None:
     # (make_inputs drops to one thread while it generates, for determinism, and restores.)
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
     child: Child | None = None
-    hello: dict[str, Any] = {}
+    hello: protocol.Hello | None = None
     try:
-        hello = json.loads(commands.readline())
+        hello = protocol.read_hello(commands.readline())
         child = Child(hello, options.result_fd, commands)
         child.load_libraries()
         device = {**child.runtime.describe(), **({"python_baseline": child.vendor.name} if child.vendor else {})}
-        child.send({"op": "ready", "pid": os.getpid(), "device": device})
+        child.send(protocol.Ready(pid=os.getpid(), device=device))
         for line in commands:
-            command = json.loads(line)
-            if command["op"] == "case":
-                child.set_case(command["case"])
-            elif command["op"] == "call":
-                child.call(command["lib"], int(command["seed"]), int(command.get("recheck_ms", 0)),
-                           bool(command.get("profile", False)))
-            elif command["op"] == "empty":
-                child.empty_call()
-            elif command["op"] == "fetch":
-                child.send_outputs()
-            elif command["op"] == "exit":
-                break
+            match protocol.read_command(line):
+                case protocol.SetCase(case=case):
+                    child.set_case(case)
+                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile):
+                    child.call(lib, seed, recheck_ms, profile)
+                case protocol.Empty():
+                    child.empty_call()
+                case protocol.Fetch():
+                    child.send_outputs()
+                case protocol.Exit():
+                    break
     except LibraryLoadError as exc:  # the worker turns this into CE or RE
         _report_error(child, hello, options.result_fd, "load", str(exc))
         _leave(3)
@@ -449,13 +387,12 @@ def _leave(status: int) -> None:
     os._exit(status)
 
 
-def _report_error(child: Child | None, hello: dict[str, Any], fd: int, kind: str, detail: str) -> None:
+def _report_error(child: Child | None, hello: protocol.Hello | None, fd: int, kind: str, detail: str) -> None:
     """Tell the worker why this child gives up, also when it failed before it was ready."""
     if child is not None:
-        child.send({"op": "error", "kind": kind, "detail": detail})
-    elif "nonce" in hello:
-        write_frames(fd, encode_message(bytes.fromhex(hello["nonce"]), 0,
-                                        {"op": "error", "kind": kind, "detail": detail}, {}))
+        child.send(protocol.RunnerError(kind, detail))
+    elif hello is not None:
+        write_frames(fd, encode_message(hello.nonce, 0, protocol.RunnerError(kind, detail).to_wire(), {}))
 
 
 if __name__ == "__main__":

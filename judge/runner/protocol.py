@@ -1,122 +1,393 @@
-"""Framing of the private pipe between the runner child and the worker.
+"""The messages between the worker and the runner child, as typed records.
 
-Child → worker messages: MAGIC, the run's nonce, a sequence number, a JSON
-header and raw blobs. The nonce reaches the child over the command pipe before
-any submission code is loaded, so bytes a kernel sprays into file descriptors
-cannot pass for a result; anything malformed, out of order or duplicated is a
-`ProtocolViolation` (verdict SV). Worker → child commands are JSON lines.
+Every message either side sends is one of the records here, tagged on the wire by its "op" (the
+hello alone has none: it is the first line), and each side builds and reads only these; the
+framing is judge/runner/framing.py's. Worker → child: `Hello`, then the commands. Child → worker:
+the results. A child's message is hostile input once the submission has run (it can read the
+nonce and forge whole frames): a message of no known kind, without a field, or with a field of
+another type is a `ProtocolViolation` (SV) naming the kind and the field, never an exception in
+the worker (an IE, retried and never charged). The team reads that reason, so it never quotes a
+value the kernel chose (judge/runner/reports.py has the checks of each field).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import select
-import struct
-import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
 
+import torch
+
+from judge.backends import CaseSet
 from judge.errors import JudgeError
-
-MAGIC = b"OPJR"
-NONCE_BYTES = 16
-_PREFIX = struct.Struct("<4s16sII")  # magic, nonce, seq, header length
-MAX_HEADER_BYTES = 1 << 20
-MAX_BLOB_BYTES = 1 << 34
+from judge.problem import Case
+from judge.runner import reports as check
 
 
 class ProtocolViolation(JudgeError):
     """The child's messages are not what an honest runner sends."""
 
 
-class ChannelClosed(JudgeError):
-    """The child closed the channel (it exited or crashed)."""
+# Each record's `to_wire` is its JSON header and `from_wire` reads one back, field by field (`_get`).
+_REQUIRED: Any = object()
 
 
-class ChannelTimeout(JudgeError):
-    """No complete message before the deadline."""
+def _get(what: str, header: dict[str, Any], key: str, checked: Callable[..., Any], *context: Any,
+         default: Any = _REQUIRED) -> Any:
+    """`header[key]` as `checked` accepts it; a missing field takes `default`, or is a violation."""
+    try:
+        value = header[key]
+    except KeyError:
+        if default is _REQUIRED:
+            raise ProtocolViolation(f"{what} without its {key!r}") from None
+        return default
+    try:
+        return checked(value, *context)
+    except check.Malformed as exc:
+        raise ProtocolViolation(f"{what} whose {key!r} {exc}") from None
+    except (TypeError, ValueError):  # an enum's or a conversion's own refusal: its text may quote the value
+        raise ProtocolViolation(f"{what} whose {key!r} is malformed") from None
 
 
-@dataclass
-class Message:
-    seq: int
-    header: dict[str, Any]
+@dataclass(frozen=True)
+class _Record:
+    OP: ClassVar[str] = ""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"op": self.OP, **self.__dict__}  # the fields in order, where they are JSON's own types
+
+    def payload(self) -> dict[str, bytes]:
+        """The raw blobs sent after the header (child → worker only)."""
+        return {}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> Any:
+        """The record `header` is; a result's decoding is also given the problem's tensor names
+        and the message's blobs (`read_result`)."""
+        return cls()
+
+
+@dataclass(frozen=True)
+class Hello:
+    """The run's hello, the first command line, before any submission code is loaded: untagged."""
+
+    nonce: bytes
+    problem: str
+    problems_dir: Path
+    reference_dir: Path
+    backend: str
+    runtime: dict[str, Any]
+    libraries: dict[str, Path]  # by role: "submission", "baseline"
+    workspace_limit_bytes: int
+    lockdown: bool
+    runtime_rules: tuple[str, ...]  # judge/sandbox/seal.py
+    private_output: Path  # where the kernel's output goes from the first private case on
+    python_baseline: bool
+    generation_device: str
+    deterministic: bool
+    call_guard: bool  # the page reads and the checks after each call (judge/runner/guard.py)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"nonce": self.nonce.hex(), "problem": self.problem, "problems_dir": str(self.problems_dir),
+                "reference_dir": str(self.reference_dir), "backend": self.backend, "runtime": self.runtime,
+                "libraries": {name: str(p) for name, p in self.libraries.items()},
+                "workspace_limit_bytes": self.workspace_limit_bytes, "lockdown": self.lockdown,
+                "runtime_rules": list(self.runtime_rules), "private_output": str(self.private_output),
+                "python_baseline": self.python_baseline, "generation_device": self.generation_device,
+                "deterministic": self.deterministic, "call_guard": self.call_guard}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any]) -> Hello:
+        g = partial(_get, "the hello", header)
+        return cls(nonce=g("nonce", check.hex_bytes), problem=g("problem", check.text),
+                   problems_dir=g("problems_dir", check.path), reference_dir=g("reference_dir", check.path),
+                   backend=g("backend", check.text), runtime=g("runtime", check.mapping),
+                   libraries=g("libraries", check.paths),
+                   workspace_limit_bytes=g("workspace_limit_bytes", check.integer),
+                   lockdown=g("lockdown", check.flag), runtime_rules=g("runtime_rules", check.strings),
+                   private_output=g("private_output", check.path), python_baseline=g("python_baseline", check.flag),
+                   generation_device=g("generation_device", check.text), deterministic=g("deterministic", check.flag),
+                   call_guard=g("call_guard", check.flag))
+
+
+@dataclass(frozen=True)
+class SetCase(_Record):
+    OP = "case"
+    case: Case
+
+    def to_wire(self) -> dict[str, Any]:
+        c = self.case
+        return {"op": self.OP, "case": {"name": c.name, "case_set": c.case_set.value, "dtype": c.dtype,
+                                        "params": c.params, "seed": c.seed, "flags": list(c.flags)}}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> SetCase:
+        raw, what = _get("a 'case' command", header, "case", check.mapping), "a 'case' command's case"
+        return cls(Case(name=_get(what, raw, "name", check.text), case_set=_get(what, raw, "case_set", CaseSet),
+                        dtype=_get(what, raw, "dtype", check.text), params=_get(what, raw, "params", check.mapping),
+                        seed=_get(what, raw, "seed", check.integer), flags=_get(what, raw, "flags", check.strings)))
+
+
+@dataclass(frozen=True)
+class Call(_Record):
+    OP = "call"
+    lib: str  # "submission" or "baseline"
+    seed: int
+    recheck_ms: int = 0  # how long the child sleeps after the call before it looks for late work
+    profile: bool = False  # the untimed profiled pass: the main thread's own times (judge/profiling/cpu.py)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"op": self.OP, "lib": self.lib, "seed": self.seed, "recheck_ms": self.recheck_ms,
+                **({"profile": True} if self.profile else {})}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> Call:
+        what = "a 'call' command"
+        return cls(lib=_get(what, header, "lib", check.text), seed=_get(what, header, "seed", check.integer),
+                   recheck_ms=_get(what, header, "recheck_ms", check.integer, default=0),
+                   profile=_get(what, header, "profile", check.flag, default=False))
+
+
+@dataclass(frozen=True)
+class Go(_Record):
+    """Start the armed call now: the worker's clock runs from here to "ran" (judge/timing.py)."""
+
+    OP = "go"
+
+
+@dataclass(frozen=True)
+class Empty(_Record):
+    """A call with no kernel in it: armed, go, ran (`RunnerSession.empty_call`)."""
+
+    OP = "empty"
+
+
+@dataclass(frozen=True)
+class Fetch(_Record):
+    """Send the last call's outputs."""
+
+    OP = "fetch"
+
+
+@dataclass(frozen=True)
+class Exit(_Record):
+    OP = "exit"
+
+
+Command = SetCase | Call | Go | Empty | Fetch | Exit
+_COMMANDS: dict[str, type[Command]] = {kind.OP: kind for kind in (SetCase, Call, Go, Empty, Fetch, Exit)}
+
+
+def encode_command(command: Command | Hello) -> str:
+    """One command line."""
+    return json.dumps(command.to_wire()) + "\n"
+
+
+GO_LINE = encode_command(Go())  # made once: the child compares the line it reads inside the bracket with it
+
+
+def read_hello(line: str) -> Hello:
+    return Hello.from_wire(_json_object(line, "the hello"))
+
+
+def read_command(line: str) -> Command:
+    header = _json_object(line, "a command")
+    op = header.get("op")
+    kind = _COMMANDS.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise ProtocolViolation("a command of no kind the worker sends")
+    return kind.from_wire(header)
+
+
+def _json_object(line: str, what: str) -> dict[str, Any]:
+    try:
+        header = json.loads(line)
+    except ValueError:
+        raise ProtocolViolation(f"{what} that is not JSON") from None
+    if not isinstance(header, dict):
+        raise ProtocolViolation(f"{what} that is not an object")
+    return header
+
+
+@dataclass(frozen=True)
+class Loading(_Record):
+    """The child loads the libraries now: from here on, submission code may have run."""
+
+    OP = "loading"
+
+
+@dataclass(frozen=True)
+class Ready(_Record):
+    """The libraries are loaded and the child sealed (judge/sandbox/seal.py)."""
+
+    OP = "ready"
+    pid: int
+    device: dict[str, str]  # what the child's runtime says of the device
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> Ready:
+        device = _get("a 'ready' message", header, "device", check.mapping)
+        return cls(pid=_get("a 'ready' message", header, "pid", check.integer),
+                   device={str(k): str(v) for k, v in device.items()})
+
+
+@dataclass(frozen=True)
+class CaseReady(_Record):
+    """The case the worker set is the child's (`SetCase`)."""
+
+    OP = "case"
+    name: str
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> CaseReady:
+        return cls(name=_get("a 'case' message", header, "name", check.text))
+
+
+@dataclass(frozen=True)
+class Armed(_Record):
+    """The call is prepared; the child waits for `Go`."""
+
+    OP = "armed"
+
+
+@dataclass(frozen=True)
+class Ran(_Record):
+    """The call returned: the worker's clock around it stops on this message's first bytes."""
+
+    OP = "ran"
+
+
+@dataclass(frozen=True)
+class CallReport(_Record):
+    """What the child says of a call after "ran"; judge/runner/session.py's `CallOutcome` adds the
+    worker's own measurements to it."""
+
+    OP = "call"
+    rc: int
+    elapsed_ns: int  # the backend's clock in the child (the worker's own is `CallOutcome.bracket_ns`)
+    digest_before: dict[str, str]  # the inputs' fingerprints before the call and after it
+    digest_after: dict[str, str]
+    new_threads: int
+    late_writes: list[str]  # outputs that changed after the call returned
+    openmp_level: int = 0  # parallel regions still open on the calling thread after the call
+    busy_threads: int = 0  # threads that kept a CPU busy while the runner slept after the call
+    tampering: list[str] = field(default_factory=list)  # guard.py's own sentences, each naming a signal or a tensor
+    phases_ns: dict[str, int] = field(default_factory=dict)  # where the child's side of the call went (never scored)
+    launches: int = -1  # kernel launches the call made where the clock counts them (NPU device timing), else -1
+    # The workspace the runner filled with garbage for this call, as the child says: the worker allows
+    # its fill time outside the bracket (judge/idle_watch.py), capped at the workspace limit.
+    workspace_bytes: int = 0
+    # The baseline's child only: why the vendor operator failed on this case, so the baseline kernel ran
+    # instead (child.py); "" otherwise. Read from the baseline's report alone (no team code runs there).
+    vendor_failed: str = ""
+    # Profiled calls only (judge/profiling/cpu.py): the child's main thread around kernel_run, "cpu"
+    # and "wait" (run queue) in ns; the kernel could forge it, and it only ever reaches its own profile.
+    main_thread_ns: dict[str, int] = field(default_factory=dict)
+    outputs: dict[str, tuple[list[int], str]] = field(default_factory=dict)  # shape and dtype per output
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"op": self.OP, "rc": self.rc, "elapsed_ns": self.elapsed_ns, "digest_before": self.digest_before,
+                "digest_after": self.digest_after, "new_threads": self.new_threads, "late_writes": self.late_writes,
+                "openmp_level": self.openmp_level, "busy_threads": self.busy_threads, "tampering": self.tampering,
+                "phases_ns": self.phases_ns, "launches": self.launches, "workspace_bytes": self.workspace_bytes,
+                **({"vendor_failed": self.vendor_failed} if self.vendor_failed else {}),
+                **({"main_thread_ns": self.main_thread_ns} if self.main_thread_ns else {}),
+                "outputs": self.outputs}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], names: frozenset[str] = frozenset(), *_: Any) -> Any:
+        """The report, checked; `names` are the problem's tensor names. `cls` may be a subclass."""
+        g = partial(_get, "a call report", header)
+        return cls(rc=g("rc", check.integer), elapsed_ns=g("elapsed_ns", check.integer),
+                   digest_before=g("digest_before", check.digests, names),
+                   digest_after=g("digest_after", check.digests, names), new_threads=g("new_threads", check.integer),
+                   late_writes=g("late_writes", check.tensor_names, names),
+                   openmp_level=g("openmp_level", check.integer, default=0),
+                   busy_threads=g("busy_threads", check.integer, default=0),
+                   tampering=g("tampering", check.tampering, names, default=[]),
+                   phases_ns=g("phases_ns", check.phases, default={}),
+                   launches=g("launches", check.launches, default=-1),
+                   workspace_bytes=g("workspace_bytes", check.workspace_bytes, default=0),
+                   vendor_failed=g("vendor_failed", check.vendor_failure, default=""),
+                   main_thread_ns=g("main_thread_ns", check.main_thread, default={}),
+                   outputs=g("outputs", check.output_specs, names))
+
+
+@dataclass(frozen=True)
+class WorkspaceRefused(_Record):
+    """The kernel asked for more workspace than the limit (or a negative size): the call did not run."""
+
+    OP = "call"
+    requested: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"op": self.OP, "error": "workspace", "requested": self.requested}
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> WorkspaceRefused:
+        if header["error"] != "workspace":
+            raise ProtocolViolation("a call report with an error of no kind the runner sends")
+        return cls(requested=_get("a workspace refusal", header, "requested", check.integer))
+
+
+@dataclass(frozen=True)
+class Outputs(_Record):
+    """The last call's outputs, raw, one blob each (`Fetch`)."""
+
+    OP = "outputs"
     blobs: dict[str, bytes]
 
+    def payload(self) -> dict[str, bytes]:
+        return self.blobs
 
-def encode_message(nonce: bytes, seq: int, header: dict[str, Any], blobs: dict[str, bytes]) -> list[bytes]:
-    """The frames of one message, to be written in order (no big concatenation)."""
-    header = dict(header, blobs=[[name, len(data)] for name, data in blobs.items()])
-    raw = json.dumps(header).encode()
-    return [_PREFIX.pack(MAGIC, nonce, seq, len(raw)), raw, *blobs.values()]
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], names: frozenset[str] = frozenset(),
+                  blobs: dict[str, bytes] | None = None) -> Outputs:
+        return cls(blobs=blobs or {})
+
+    def tensors(self, specs: dict[str, tuple[list[int], str]]) -> dict[str, torch.Tensor]:
+        """The outputs as their call report announced them (`CallReport.outputs`); a missing one, or
+        bytes that do not fit the shape, is a violation."""
+        outputs = {}
+        for name, (shape, dtype) in specs.items():
+            if name not in self.blobs:
+                raise ProtocolViolation(f"the runner sent no {name}")  # one of the problem's names
+            try:
+                outputs[name] = check.output_tensor(self.blobs[name], shape, dtype)
+            except check.Malformed as exc:
+                raise ProtocolViolation(f"the output {name} {exc}") from None
+        return outputs
 
 
-def write_frames(fd: int, frames: list[bytes]) -> None:
-    for frame in frames:
-        view = memoryview(frame)
-        while view:
-            view = view[os.write(fd, view) :]
+@dataclass(frozen=True)
+class RunnerError(_Record):
+    """Why the child gives up: "load", "kernel" or "internal" (judge/runner/failures.py reads it)."""
+
+    OP = "error"
+    kind: str
+    detail: str
+
+    @classmethod
+    def from_wire(cls, header: dict[str, Any], *_: Any) -> RunnerError:
+        return cls(kind=_get("an 'error' message", header, "kind", check.text),
+                   detail=_get("an 'error' message", header, "detail", check.text))
 
 
-class MessageReader:
-    """Reads messages from a pipe with a deadline, checking nonce and order."""
+Result = Loading | Ready | CaseReady | Armed | Ran | CallReport | WorkspaceRefused | Outputs | RunnerError
+_RESULTS: dict[str, type[Result]] = {
+    kind.OP: kind for kind in (Loading, Ready, CaseReady, Armed, Ran, CallReport, Outputs, RunnerError)}
 
-    def __init__(self, fd: int, nonce: bytes) -> None:
-        self._fd = fd
-        self._nonce = nonce
-        self._expected_seq = 0
 
-    def read(self, timeout_s: float) -> Message:
-        deadline = time.monotonic() + timeout_s
-        prefix = self._read_exact(_PREFIX.size, deadline)
-        magic, nonce, seq, header_len = _PREFIX.unpack(prefix)
-        if magic != MAGIC or nonce != self._nonce:
-            raise ProtocolViolation("a message on the result channel did not come from the runner")
-        if seq != self._expected_seq:
-            raise ProtocolViolation(f"result message {seq} arrived when {self._expected_seq} was due")
-        if header_len > MAX_HEADER_BYTES:
-            raise ProtocolViolation("oversized result header")
-        try:
-            header = json.loads(self._read_exact(header_len, deadline))
-        except ValueError as exc:
-            raise ProtocolViolation("malformed result header") from exc
-        # Every frame's structure is checked here: a header of another shape (a list, a number) or a blob
-        # list of other entries is the channel's violation, never an exception in the worker (IE).
-        if not isinstance(header, dict) or not all(isinstance(k, str) for k in header):
-            raise ProtocolViolation("malformed result header (not an object)")
-        listed = header.pop("blobs", [])
-        if not isinstance(listed, list):
-            raise ProtocolViolation("malformed result blob list")
-        blobs: dict[str, bytes] = {}
-        for entry in listed:
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
-                raise ProtocolViolation("malformed result blob list")
-            name, size = entry
-            if not isinstance(size, int) or isinstance(size, bool) or size < 0 or size > MAX_BLOB_BYTES \
-                    or name in blobs:
-                raise ProtocolViolation("malformed result blob list")
-            blobs[name] = self._read_exact(size, deadline)
-        self._expected_seq += 1
-        return Message(seq=seq, header=header, blobs=blobs)
-
-    def wait(self, timeout_s: float) -> None:
-        """Return once the channel has bytes to read (or is closed: the next `read` says which)."""
-        ready, _, _ = select.select([self._fd], [], [], max(0.0, timeout_s))
-        if not ready:
-            raise ChannelTimeout("no result before the deadline")
-
-    def _read_exact(self, size: int, deadline: float) -> bytes:
-        chunks = bytearray()
-        while len(chunks) < size:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ChannelTimeout("no result before the deadline")
-            ready, _, _ = select.select([self._fd], [], [], remaining)
-            if not ready:
-                raise ChannelTimeout("no result before the deadline")
-            data = os.read(self._fd, min(size - len(chunks), 1 << 20))
-            if not data:
-                raise ChannelClosed("the runner closed the result channel")
-            chunks += data
-        return bytes(chunks)
+def read_result(header: dict[str, Any], blobs: dict[str, bytes], names: frozenset[str]) -> Result:
+    """The record a child's message is (judge/runner/framing.py has checked its frame);
+    `names` are the problem's tensor names, the only ones a call report may use."""
+    op = header.get("op")
+    kind = _RESULTS.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise ProtocolViolation("a message of no kind the runner sends")
+    if kind is CallReport and "error" in header:
+        kind = WorkspaceRefused
+    return kind.from_wire(header, names, blobs)

@@ -9,14 +9,13 @@ worker's: a call that overruns is answered by killing the child's whole group.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,13 +24,14 @@ import torch
 from judge.backends import CaseSet
 from judge.idle_watch import tree_cpu_split
 from judge.problem import Case
+from judge.runner import protocol
 from judge.runner.failures import RunnerDied as RunnerDied  # re-exported: its home was here
 from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
 from judge.runner.failures import RunnerStartFailed as RunnerStartFailed  # re-exported: its home was here
 from judge.runner.failures import runner_failure
+from judge.runner.framing import ChannelClosed, ChannelTimeout, MessageReader
 from judge.runner.pipes import Drain, free_fd_numbers
-from judge.runner.protocol import ChannelClosed, ChannelTimeout, MessageReader, ProtocolViolation
-from judge.runner.reports import output_tensor, read_call_report
+from judge.runner.protocol import ProtocolViolation
 from judge.runner.spec import SessionSpec
 from judge.sandbox.paths import interpreter
 
@@ -39,31 +39,20 @@ WITHHELD_OUTPUT_NOTE = "\n[output written from the first private case on is not 
 PRIVATE_OUTPUT_NAME = "private-output.log"  # in the run folder: the kernel's output from the first private case on
 
 
-@dataclass
-class CallOutcome:
-    rc: int
-    elapsed_ns: int
-    digest_before: dict[str, str]
-    digest_after: dict[str, str]
-    new_threads: int
-    late_writes: list[str]
-    workspace_requested: int | None = None  # set when the request was refused
-    openmp_level: int = 0  # parallel regions still open on the calling thread after the call
+@dataclass(frozen=True)
+class CallOutcome(protocol.CallReport):
+    """A call as the worker saw it: the child's report (judge/runner/protocol.py, checked there) and
+    the worker's own measurements around it."""
+
+    workspace_requested: int | None = None  # set when the request was refused: then the call was not made
     bracket_ns: int = 0  # the worker's own clock from "go" to "ran": the call plus message overhead
-    busy_threads: int = 0  # threads that kept a CPU busy while the runner slept after the call
-    tampering: list[str] = field(default_factory=list)  # signal handlers or protections changed (guard.py)
-    phases_ns: dict[str, int] = field(default_factory=dict)  # the child's time per step of the call
     worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
-    launches: int = -1  # kernel launches the call made, where the clock counts them (NPU device timing)
-    main_thread_ns: dict[str, int] = field(default_factory=dict)  # profiled calls: the main thread's cpu/wait
-    vendor_failed: str = ""  # the baseline's calls: the vendor operator failed on the case (reports.py)
     # The child's process tree's CPU time outside the bracket (from the call command to "armed", and
     # from "ran" to its report), read from outside it (judge/idle_watch.py); -1 when not metered.
     outside_cpu_ns: int = -1
     # Of it, the CPU time of threads other than the processes' main threads from "ran" to the report:
     # the kernel's threads (OpenMP's pool, a helper), which have nothing to do then; -1 when not metered.
     after_helper_cpu_ns: int = -1
-    workspace_bytes: int = 0  # the garbage-filled workspace the child says it gave the call
 
 
 class CallProbe(Protocol):
@@ -81,23 +70,14 @@ class RunnerSession:
     def __init__(self, spec: SessionSpec) -> None:
         self.spec = spec
         self.nonce = secrets.token_bytes(16)
-        self._hello = {
-            "nonce": self.nonce.hex(),
-            "problem": spec.problem.slug,
-            "problems_dir": str(spec.problem.root.parent),
-            "reference_dir": str(spec.reference_dir),
-            "backend": spec.backend,
-            "runtime": spec.runtime_options,
-            "libraries": {name: str(path) for name, path in spec.libraries.items()},
-            "workspace_limit_bytes": spec.workspace_limit_bytes,
-            "lockdown": spec.lockdown,
-            "runtime_rules": list(spec.runtime_rules) if spec.lockdown else [],  # judge/sandbox/seal.py
-            "private_output": str(spec.workdir / PRIVATE_OUTPUT_NAME),
-            "python_baseline": spec.python_baseline,
-            "generation_device": spec.generation_device,
-            "deterministic": spec.deterministic,
-            "call_guard": spec.call_guard,  # SessionSpec.call_guard
-        }
+        self._hello = protocol.Hello(
+            nonce=self.nonce, problem=spec.problem.slug, problems_dir=spec.problem.root.parent,
+            reference_dir=spec.reference_dir, backend=spec.backend, runtime=spec.runtime_options,
+            libraries=dict(spec.libraries), workspace_limit_bytes=spec.workspace_limit_bytes, lockdown=spec.lockdown,
+            runtime_rules=tuple(spec.runtime_rules) if spec.lockdown else (),  # judge/sandbox/seal.py
+            private_output=spec.workdir / PRIVATE_OUTPUT_NAME, python_baseline=spec.python_baseline,
+            generation_device=spec.generation_device, deterministic=spec.deterministic,
+            call_guard=spec.call_guard)  # SessionSpec.call_guard
         self._binds = spec.binds()
         self._proc: subprocess.Popen[bytes] | None = None
         self._hello_sent = False
@@ -176,18 +156,15 @@ class RunnerSession:
     def wait_ready(self) -> None:
         """Wait until the child has loaded its libraries; a child that fails to get there is ended."""
         with self._starting():
-            self._expect("loading", self.spec.startup_timeout_s)
+            self._expect(protocol.Loading, timeout_s=self.spec.startup_timeout_s)
         self.submission_ran = True  # from here on, whatever the child reports may be the kernel's doing
         try:
-            ready = self._expect("ready", self.spec.startup_timeout_s)
+            ready = self._expect(protocol.Ready, timeout_s=self.spec.startup_timeout_s)
         except BaseException:
             self.__exit__()  # a protocol error or a load failure must not leave the child running
             raise
         self._ready = True
-        device = ready.header.get("device", {})
-        if not isinstance(device, dict):
-            raise ProtocolViolation("a ready message whose device description is not an object")
-        self.device_info = {str(k): str(v) for k, v in device.items()}
+        self.device_info = ready.device
 
     @contextlib.contextmanager
     def _starting(self) -> Iterator[None]:
@@ -209,7 +186,7 @@ class RunnerSession:
             return  # closing twice could close a descriptor number reused since
         self._closed = True
         with contextlib.suppress(OSError, ValueError):
-            self._commands.write(json.dumps({"op": "exit"}) + "\n")
+            self._commands.write(protocol.encode_command(protocol.Exit()))
             self._commands.flush()
         self.kill(grace_s=2.0)
         with contextlib.suppress(OSError):
@@ -242,7 +219,7 @@ class RunnerSession:
     @property
     def libraries(self) -> dict[str, Path]:
         """The libraries this child loads, by role ("submission", "baseline")."""
-        return {role: Path(path) for role, path in self._hello["libraries"].items()}
+        return dict(self._hello.libraries)
 
     @property
     def process_id(self) -> int | None:
@@ -260,10 +237,8 @@ class RunnerSession:
 
     def set_case(self, case: Case, timeout_s: float) -> None:
         self.private_output_withheld |= case.case_set is CaseSet.PRIVATE
-        self._send({"op": "case", "case": {
-            "name": case.name, "case_set": case.case_set.value, "dtype": case.dtype,
-            "params": case.params, "seed": case.seed, "flags": list(case.flags)}})
-        self._expect("case", timeout_s)
+        self._send(protocol.SetCase(case))
+        self._expect(protocol.CaseReady, timeout_s=timeout_s)
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0,
              probe: CallProbe | None = None) -> CallOutcome:
@@ -275,14 +250,11 @@ class RunnerSession:
         meter = self._cpu_now if self.meter_cpu else (lambda: (0, 0))
         asked = time.perf_counter_ns()
         cpu_asked = meter()
-        self._send({"op": "call", "lib": lib, "seed": seed, "recheck_ms": recheck_ms,
-                    **({"profile": True} if probe is not None else {})})
-        message = self._expect(("armed", "call"), timeout_s)
-        if message.header.get("op") == "call" and message.header.get("error") == "workspace":
+        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None))
+        answer = self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
+        if isinstance(answer, protocol.WorkspaceRefused):
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
-                               late_writes=[], workspace_requested=_requested(message.header))
-        if message.header.get("op") != "armed":
-            raise ProtocolViolation("the runner answered a call before it was armed")
+                               late_writes=[], workspace_requested=answer.requested)
         cpu_armed = meter()
         if probe is not None:
             probe.armed()
@@ -290,23 +262,13 @@ class RunnerSession:
         cpu_ran = meter()
         if probe is not None:
             probe.ran(bracket_ns)
-        report = read_call_report(self._expect("call", timeout_s).header, self._tensor_names)
+        report = self._expect(protocol.CallReport, timeout_s=timeout_s)
         cpu_reported = meter()
         outside = sum(cpu_armed) - sum(cpu_asked) + sum(cpu_reported) - sum(cpu_ran) if self.meter_cpu else -1
         helpers = cpu_reported[1] - cpu_ran[1] if self.meter_cpu else -1
         self._output_specs = report.outputs
-        return CallOutcome(
-            rc=report.rc, elapsed_ns=report.elapsed_ns, digest_before=report.digest_before,
-            digest_after=report.digest_after, new_threads=report.new_threads, late_writes=report.late_writes,
-            openmp_level=report.openmp_level, bracket_ns=bracket_ns, busy_threads=report.busy_threads,
-            tampering=report.tampering, phases_ns=report.phases_ns, worker_ns=time.perf_counter_ns() - asked,
-            launches=report.launches,
-            main_thread_ns=report.main_thread_ns,
-            vendor_failed=report.vendor_failed,
-            outside_cpu_ns=outside,
-            after_helper_cpu_ns=helpers,
-            workspace_bytes=report.workspace_bytes,
-        )
+        return CallOutcome(**report.__dict__, bracket_ns=bracket_ns, worker_ns=time.perf_counter_ns() - asked,
+                           outside_cpu_ns=outside, after_helper_cpu_ns=helpers)
 
     def _cpu_now(self) -> tuple[int, int]:
         return tree_cpu_split(self.process_id)
@@ -314,8 +276,8 @@ class RunnerSession:
     def empty_call(self, timeout_s: float) -> int:
         """The worker's clock around a call with no kernel in it (armed, go, ran): this child's
         message overhead, taken off the bracket of every call (judge/timing.py)."""
-        self._send({"op": "empty"})
-        self._expect("armed", timeout_s)
+        self._send(protocol.Empty())
+        self._expect(protocol.Armed, timeout_s=timeout_s)
         return self._go_and_time(timeout_s)
 
     def _go_and_time(self, timeout_s: float) -> int:
@@ -325,54 +287,51 @@ class RunnerSession:
         is then read and checked (`_expect`): anything else (bytes a kernel wrote early, a forged
         frame) is the protocol violation it always was."""
         started = time.perf_counter_ns()
-        self._send({"op": "go"})
+        self._send_line(protocol.GO_LINE)  # made once, not encoded on the clock
         try:
             self._reader.wait(timeout_s)
         except ChannelTimeout:
             self._died(f"no answer within {timeout_s:.1f} s", timed_out=True)
         bracket_ns = time.perf_counter_ns() - started
-        self._expect("ran", timeout_s)
+        self._expect(protocol.Ran, timeout_s=timeout_s)
         return bracket_ns
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, torch.Tensor]:
         """The outputs of the last submission call; asked for only when the worker checks that call."""
-        self._send({"op": "fetch"})
-        message = self._expect("outputs", timeout_s)
-        outputs = {}
-        for name, (shape, dtype) in self._output_specs.items():
-            if name not in message.blobs:
-                raise ProtocolViolation(f"the runner sent no {name}")
-            outputs[name] = output_tensor(message.blobs[name], shape, dtype)
-        return outputs
+        self._send(protocol.Fetch())
+        return self._expect(protocol.Outputs, timeout_s=timeout_s).tensors(self._output_specs)
 
-    def _send(self, command: dict[str, Any]) -> None:
+    def _send(self, command: protocol.Command | protocol.Hello) -> None:
+        self._send_line(protocol.encode_command(command))
+
+    def _send_line(self, line: str) -> None:
         try:
-            self._commands.write(json.dumps(command) + "\n")
+            self._commands.write(line)
             self._commands.flush()
         except (BrokenPipeError, OSError):
             self._died("the runner stopped reading commands", timed_out=False)
 
-    def _expect(self, op: str | tuple[str, ...], timeout_s: float) -> Any:
+    def _expect(self, *kinds: type[Any], timeout_s: float) -> Any:
+        """The child's next message, which must be of one of `kinds` (an error report ends the child)."""
         try:
             message = self._reader.read(timeout_s)
         except ChannelTimeout:
             self._died(f"no answer within {timeout_s:.1f} s", timed_out=True)
         except ChannelClosed:
             self._died("the runner process ended", timed_out=False)
-        if message.header.get("op") == "error":
+        result = protocol.read_result(message.header, message.blobs, self._tensor_names)
+        if isinstance(result, protocol.RunnerError):
             self.kill()
-            raise runner_failure(str(message.header.get("kind", "internal")),
-                                 str(message.header.get("detail", "runner error")),
-                                 submission_ran=self.submission_ran, ready=self._ready,
+            raise runner_failure(result.kind, result.detail, submission_ran=self.submission_ran, ready=self._ready,
                                  private=self.private_output_withheld)
-        if message.header.get("op") not in ((op,) if isinstance(op, str) else op):
-            raise ProtocolViolation(f"expected a {op!r} message, got {message.header.get('op')!r}")
-        return message
+        if not isinstance(result, kinds):
+            raise ProtocolViolation(f"the runner sent {result.OP!r} where {kinds[0].OP!r} was due")
+        return result
 
     def _private_output_tail(self, limit: int = 64 * 1024) -> str:
         """The end of what the child wrote after the first private case: a death's classification
         reads it (bad_alloc, MemoryError), the team never sees it."""
-        path = Path(self._hello["private_output"])
+        path = self._hello.private_output
         try:
             with path.open("rb") as fh:
                 fh.seek(max(0, path.stat().st_size - limit))
@@ -388,10 +347,3 @@ class RunnerSession:
                          stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail(),
                          memory_limit_mib=self.spec.sandbox_limits.memory_mib if oom else None)
 
-
-def _requested(header: dict[str, object]) -> int:
-    """The workspace a refused request asked for; a header without a whole number there is a violation."""
-    value = header.get("requested")
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ProtocolViolation("a workspace refusal without the size it asked for")
-    return value

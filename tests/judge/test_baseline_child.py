@@ -48,7 +48,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
     events: list[tuple[str, str, int]] = []
 
     def role(session: RunnerSession) -> str:
-        return ",".join(sorted(session._hello["libraries"]))
+        return ",".join(sorted(session._hello.libraries))
 
     def pid(session: RunnerSession) -> int:
         return session._proc.pid if session._proc is not None else 0
@@ -138,7 +138,7 @@ def test_a_baseline_child_that_cannot_start_is_an_internal_error(tmp_path: Path,
     launch = RunnerSession.launch
 
     def baseline_dies_at_once(self: RunnerSession) -> None:
-        if "baseline" in self._hello["libraries"]:
+        if "baseline" in self._hello.libraries:
             with monkeypatch.context() as patch:
                 patch.setattr(session_module, "interpreter", lambda: "/bin/false")
                 return launch(self)

@@ -160,17 +160,16 @@ def test_an_uneven_openmp_kernel_is_profiled_after_timing(tmp_path: Path) -> Non
 
 
 def test_the_main_threads_times_in_a_call_report_are_checked() -> None:
-    from judge.runner.protocol import ProtocolViolation
-    from judge.runner.reports import read_call_report
+    from judge.runner.protocol import CallReport, ProtocolViolation
 
     header = {"rc": 0, "elapsed_ns": 5, "digest_before": {}, "digest_after": {}, "new_threads": 0,
               "late_writes": [], "outputs": {}}
-    assert read_call_report(header, frozenset()).main_thread_ns == {}
-    assert read_call_report({**header, "main_thread_ns": {"cpu": 7, "wait": 2}}, frozenset()).main_thread_ns == \
+    assert CallReport.from_wire(header, frozenset()).main_thread_ns == {}
+    assert CallReport.from_wire({**header, "main_thread_ns": {"cpu": 7, "wait": 2}}, frozenset()).main_thread_ns == \
         {"cpu": 7, "wait": 2}
     for forged in ({"cpu": "7"}, {"cpu": 1, "text": 2}, [1, 2]):
         with pytest.raises(ProtocolViolation):
-            read_call_report({**header, "main_thread_ns": forged}, frozenset())
+            CallReport.from_wire({**header, "main_thread_ns": forged}, frozenset())
 
 
 def test_the_terminal_reports_show_each_case_and_tool() -> None:

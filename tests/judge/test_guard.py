@@ -65,13 +65,13 @@ def test_a_runaway_mapping_count_is_tampering_and_the_read_stays_bounded(monkeyp
     import mmap
 
     from judge.runner import guard
-    from judge.runner.reports import _tampering
+    from judge.runner.reports import tampering
 
     inputs = {"x": torch.zeros(4 * PAGE, dtype=torch.uint8)}
     monkeypatch.setattr(guard, "MAX_MAPPINGS", 64)  # this process has a few hundred mappings
     found = CallGuard().tampering(inputs, {})
     assert found == [guard.RUNAWAY_MAPPINGS]
-    assert _tampering(found, frozenset({"x"})) == found  # the worker reads it as the guard's own sentence
+    assert tampering(found, frozenset({"x"})) == found  # the worker reads it as the guard's own sentence
     monkeypatch.undo()
     # Splitting one region into many mappings (alternate protections) is what a kernel would do.
     region = mmap.mmap(-1, 200 * PAGE)

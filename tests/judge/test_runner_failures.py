@@ -11,8 +11,7 @@ from judge.runner.failures import (
     SubmissionBrokeRunner,
     runner_failure,
 )
-from judge.runner.protocol import ProtocolViolation
-from judge.runner.reports import output_tensor, read_call_report
+from judge.runner.protocol import CallReport, Outputs, ProtocolViolation
 
 KERNEL_TEXT = "RuntimeError: kernel-chosen text: n=123457"
 NAMES = frozenset({"x", "y"})
@@ -65,7 +64,7 @@ def _report(**changes: object) -> dict[str, object]:
 
 
 def test_an_honest_report_is_read() -> None:
-    report = read_call_report(_report(), NAMES)
+    report = CallReport.from_wire(_report(), NAMES)
     assert report.rc == 0 and report.outputs == {"y": ([4], "float32")}
 
 
@@ -77,7 +76,7 @@ def test_an_honest_report_is_read() -> None:
 ])
 def test_a_forged_report_is_a_protocol_violation(changes: dict[str, object]) -> None:
     with pytest.raises(ProtocolViolation) as caught:
-        read_call_report(_report(**changes), NAMES)
+        CallReport.from_wire(_report(**changes), NAMES)
     assert "kernel-chosen" not in str(caught.value) and "123457" not in str(caught.value)
 
 
@@ -85,12 +84,14 @@ def test_missing_fields_are_a_protocol_violation() -> None:
     header = _report()
     del header["digest_after"]
     with pytest.raises(ProtocolViolation):
-        read_call_report(header, NAMES)
+        CallReport.from_wire(header, NAMES)
 
 
 def test_output_bytes_must_fit_their_shape() -> None:
-    assert output_tensor(bytes(16), [4], "float32").shape == (4,)
-    assert output_tensor(b"", [0], "float32").numel() == 0
+    assert Outputs({"y": bytes(16)}).tensors({"y": ([4], "float32")})["y"].shape == (4,)
+    assert Outputs({"y": b""}).tensors({"y": ([0], "float32")})["y"].numel() == 0
     for raw, shape in ((bytes(12), [4]), (b"", [1 << 40])):
-        with pytest.raises(ProtocolViolation):
-            output_tensor(raw, shape, "float32")
+        with pytest.raises(ProtocolViolation, match="the output y has bytes that do not fit its shape"):
+            Outputs({"y": raw}).tensors({"y": (shape, "float32")})
+    with pytest.raises(ProtocolViolation, match="the runner sent no y"):
+        Outputs({}).tensors({"y": ([4], "float32")})

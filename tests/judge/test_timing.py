@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from judge.timing import CheckSampler, stats
@@ -345,8 +347,7 @@ def test_a_precise_ratio_stops_the_timing_early_and_a_noisy_one_uses_the_budget(
     class Noisy(_BracketedSession):
         def call(self, lib, seed, *, timeout_s, recheck_ms=0):
             outcome = super().call(lib, seed, timeout_s=timeout_s)
-            outcome.bracket_ns += 300 * (self.calls * 7919 % 1000)
-            return outcome
+            return dataclasses.replace(outcome, bracket_ns=outcome.bracket_ns + 300 * (self.calls * 7919 % 1000))
 
     noisy = time_case(Noisy(call_ns=1_000_000, overhead_ns=0), _BracketedSession(call_ns=1_000_000, overhead_ns=0),
                       case, limits=limits, call_timeout_s=1.0, verify=passing, host_clock=True)
@@ -430,7 +431,7 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
         def call(self, lib, seed, *, timeout_s, recheck_ms=0):
             outcome = super().call(lib, seed, timeout_s=timeout_s)
             if self.case == "noisy" and lib == "submission":
-                outcome.bracket_ns += 300 * (self.calls * 7919 % 1000)
+                outcome = dataclasses.replace(outcome, bracket_ns=outcome.bracket_ns + 300 * (self.calls * 7919 % 1000))
             return outcome
 
         def fetch_outputs(self, timeout_s):

@@ -18,7 +18,7 @@ from judge.backends import CaseSet
 from judge.problem import Case
 from judge.runner.baseline import BaselineRunner
 from judge.runner.child import Child
-from judge.runner.reports import read_call_report
+from judge.runner.protocol import CallReport
 from judge.runner.session import CallOutcome
 
 CASE = Case(name="b06_mla_absorb_bs16", case_set=CaseSet.BENCHMARKS, dtype="float16", seed=1, flags=(),
@@ -65,8 +65,8 @@ def _report(**extra: Any) -> dict[str, Any]:
 
 
 def test_the_call_report_carries_the_reason_bounded() -> None:
-    assert read_call_report(_report(), frozenset()).vendor_failed == ""
-    report = read_call_report(_report(vendor_failed="x" * 5000), frozenset())
+    assert CallReport.from_wire(_report(), frozenset()).vendor_failed == ""
+    report = CallReport.from_wire(_report(vendor_failed="x" * 5000), frozenset())
     assert report.vendor_failed == "x" * 400
 
 

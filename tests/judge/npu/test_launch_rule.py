@@ -7,8 +7,7 @@ import pytest
 from judge.backends import Backend, CaseSet
 from judge.results import CaseResult, JudgeResult, result_from_dict
 from judge.runner.kernel import KernelFault, check_launches
-from judge.runner.protocol import ProtocolViolation
-from judge.runner.reports import read_call_report
+from judge.runner.protocol import CallReport, ProtocolViolation
 from judge.verdict import Verdict
 
 
@@ -32,11 +31,11 @@ HEADER = {"op": "call", "rc": 0, "elapsed_ns": 10, "digest_before": {}, "digest_
 
 
 def test_the_call_report_carries_launches_and_checks_them() -> None:
-    assert read_call_report({**HEADER, "launches": 2}, frozenset()).launches == 2
-    assert read_call_report(HEADER, frozenset()).launches == -1  # not counted (events, CPU, CUDA)
+    assert CallReport.from_wire({**HEADER, "launches": 2}, frozenset()).launches == 2
+    assert CallReport.from_wire(HEADER, frozenset()).launches == -1  # not counted (events, CPU, CUDA)
     for forged in (-5, "2", 1.5, True):
         with pytest.raises(ProtocolViolation):
-            read_call_report({**HEADER, "launches": forged}, frozenset())
+            CallReport.from_wire({**HEADER, "launches": forged}, frozenset())
 
 
 def test_launches_survive_the_results_json() -> None:
