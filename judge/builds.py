@@ -119,10 +119,12 @@ def _baseline_library(toolchain: Toolchain, request: JudgeRequest, host: HostCon
     if path is None or not path.exists():
         raise InternalJudgeError(f"problem {request.problem.slug} has no {request.backend} baseline at {path}")
     sources = baseline_source_files(path)
-    digest = hashlib.sha256(request.problem.header.read_bytes() + toolchain.version().encode()
-                            + request.backend.value.encode())
-    for source in sources:
-        digest.update(source.name.encode() + b"\0" + source.content)
+    # Every input of the build: the toolchain's fingerprint (sources, version, commands with their flags,
+    # environment, the target -march=native resolves to) from the hooks the build itself runs, and the
+    # problem's header that _build copies into the include folder.
+    header = request.problem.header
+    fingerprint = toolchain.build_fingerprint(sources=sources, include_dirs=[folder / "include"], workdir=folder)
+    digest = hashlib.sha256(fingerprint.encode() + b"\0" + header.name.encode() + b"\0" + header.read_bytes())
     key = digest.hexdigest()[:24]
     cached = host.cache_dir / "builds" / f"{request.problem.slug}-{key}.so" if host.cache_dir else None
     if cached is not None and cached.is_file():
