@@ -77,6 +77,7 @@ class CaseResult:
     timing: TimingStats | None = None  # the submission's times (timed sets only)
     baseline_timing: TimingStats | None = None  # the baseline's, interleaved in the same run
     baseline: str = ""  # what timed the baseline's side: a vendor operator's name or "baseline kernel"
+    baseline_note: str = ""  # why the baseline kernel timed it in the vendor operator's place (the organisers')
     # The most kernel launches one timed call made, where the clock counts them (the NPU's device
     # timing); None elsewhere. The submission's are held to the competition's cap, the baseline's never.
     launches: int | None = None

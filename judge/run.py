@@ -212,7 +212,7 @@ class Run:
         timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
         self.first_timed = None
         for case_result, case in timed:  # which baseline times each case, for the report and CSV
-            case_result.baseline = result.host[f"baseline:{case.name}"] = names(case)
+            case_result.baseline = names(case)
         phase = TimingPhase(child, self.baseline, checker, self.host, self.runtime_options, self.track.host_clock,
                             baseline_names=names)
         time_until_calm(lambda: self._time_phase(phase, timed), result,
@@ -222,15 +222,10 @@ class Run:
             self.disturbed.append(result.host[DISTURBED])
         for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
             if case.name in self.baseline.vendor_failures:
-                case_result.baseline = result.host[f"baseline:{case.name}"] = BASELINE_KERNEL
-                result.host[f"baseline_note:{case.name}"] = (
+                case_result.baseline = BASELINE_KERNEL
+                case_result.baseline_note = (
                     "the vendor operator failed on this case; the baseline kernel timed it (the judge's "
                     "concern, reported to the organisers)")
-        for case_result, case in timed:  # for the CSV export, with the baseline's name
-            for key, count in (("launches", case_result.launches),
-                               ("baseline_launches", case_result.baseline_launches)):
-                if count is not None:
-                    result.host[f"{key}:{case.name}"] = str(count)
         self.stage_s["timing"] += time.monotonic() - timing_started - (checker.oracle_seconds - oracle_before)
         result.stage_times_s["timing"] = self.stage_s["timing"]
 

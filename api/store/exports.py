@@ -60,13 +60,11 @@ def export_rows(database: Database, *, competition_id: int, competition: str, ki
                 .order_by(Submission.id, CaseResultRow.position).execution_options(yield_per=1000)
             )  # fmt: skip
             for sid, rid, team, problem, backend, mode, verdict, c, info, disturbed in rows:
-                # Which baseline timed the case, the clock, and (NPU device timing) the most launches one
-                # timed call made: recorded by the worker with the run (judge/pipeline.py).
-                info = info or {}
+                # Which baseline timed the case and (NPU device timing) the most launches one timed call
+                # made, with the case; the clock as the worker recorded it with the run.
                 yield [sid, rid, team, problem, backend, mode, verdict, c.name, c.case_set, c.passed, c.median_ns,
-                       c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message, info.get(f"baseline:{c.name}", ""),
-                       info.get("timing", ""), info.get(f"launches:{c.name}", ""),
-                       info.get(f"baseline_launches:{c.name}", ""), disturbed or ""]  # fmt: skip
+                       c.baseline_median_ns, c.ratio, c.gflops, c.count, c.message, c.baseline,
+                       (info or {}).get("timing", ""), c.launches, c.baseline_launches, disturbed or ""]  # fmt: skip
         elif kind is ExportKind.RUNS:
             yield from _runs(session, competition_id)
         elif kind is ExportKind.REVIEWS:

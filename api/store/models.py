@@ -262,6 +262,13 @@ class CaseResultRow(Base):
     gbytes_per_s: Mapped[float | None] = mapped_column(Float)
     flops: Mapped[float] = mapped_column(Float, default=0.0)
     checked_calls: Mapped[int] = mapped_column(Integer, default=0)
+    # What timed the baseline's side (a vendor operator or "baseline kernel") and why the kernel did,
+    # and the most launches one timed call made under the NPU's device timing (None: not counted).
+    # Runs judged before migration 0008 had them in runs.worker_info; the migration moved them here.
+    baseline: Mapped[str] = mapped_column(Text, default="", server_default="")
+    baseline_note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    launches: Mapped[int | None] = mapped_column(Integer)
+    baseline_launches: Mapped[int | None] = mapped_column(Integer)
 
 
 class Review(Base):

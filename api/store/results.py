@@ -49,6 +49,10 @@ def write_cases(session: Session, *, run_id: int, result: JudgeResult) -> None:
                 gbytes_per_s=case.gbytes_per_s,
                 flops=case.flops,
                 checked_calls=case.checked_calls,
+                baseline=case.baseline,
+                baseline_note=case.baseline_note,
+                launches=case.launches,
+                baseline_launches=case.baseline_launches,
             )
         )
 
@@ -94,7 +98,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool, per_priv
         worker_host=None if team_view else run.worker_host, device=run.device, toolchain=run.toolchain,
         driver=run.driver, isolation=run.isolation, reproduction_of=None if team_view else run.reproduction_of,
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
-        cases=_case_views(cases, team_view=team_view, info=run.worker_info or {}, per_private_case=per_private_case),
+        cases=_case_views(cases, team_view=team_view, per_private_case=per_private_case),
         timing=run_timing(run.worker_info or {}), profiles=public_profiles(run, cases),
         disturbed=run.disturbed or "", timing_attempts=_attempts(run.worker_info or {}),
     )  # fmt: skip
@@ -111,11 +115,6 @@ def run_timing(info: dict[str, Any]) -> dict[str, str]:
 def _attempts(info: dict[str, Any]) -> int:
     value = info.get("retimed_attempts")
     return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else 1
-
-
-def _launches(info: dict[str, Any], key: str) -> int | None:
-    value = info.get(key)
-    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def public_profiles(run: Run, cases: list[CaseResultRow]) -> list[dict[str, Any]]:
@@ -150,15 +149,12 @@ def _quotes_a_private_case(message: str, cases: list[CaseResultRow]) -> bool:
     return any(c.case_set is CaseSet.PRIVATE and c.message and c.message in message for c in cases)
 
 
-def _case_views(rows: list[CaseResultRow], *, team_view: bool, info: dict[str, Any] | None = None,
-                per_private_case: bool = True) -> list[CaseView]:
+def _case_views(rows: list[CaseResultRow], *, team_view: bool, per_private_case: bool = True) -> list[CaseView]:
     """A team sees a private case as "private <n>": the package's names say sizes (`p01_48m_f16`).
     Until its competition's final ranking is published (`per_private_case` False) it sees one row for
     the private set as a whole, "private cases", passed only when every one did: a pass or fail per
     case under a stable label is one bit per run per case, enough to find each size by binary search
-    (docs/rules.md).
-
-    `info`: the run's worker_info, which holds each timed case's launch counts under device timing."""
+    (docs/rules.md)."""
     views, hidden = [], 0
     private = [r for r in rows if r.case_set is CaseSet.PRIVATE]
     for row in rows:
@@ -173,11 +169,7 @@ def _case_views(rows: list[CaseResultRow], *, team_view: bool, info: dict[str, A
             hidden += 1
             views.append(_case_view(row, redact=True, name=f"private {hidden}"))
         else:
-            view = _case_view(row, redact=False)
-            if info:
-                view = dataclasses.replace(view, launches=_launches(info, f"launches:{row.name}"),
-                                           baseline_launches=_launches(info, f"baseline_launches:{row.name}"))
-            views.append(view)
+            views.append(_case_view(row, redact=False))
     return views
 
 
@@ -208,4 +200,5 @@ def _case_view(row: CaseResultRow, *, redact: bool, name: str = "") -> CaseView:
         errors=dict(row.errors), sizes=dict(row.sizes), median_ns=row.median_ns, mean_ns=row.mean_ns,
         min_ns=row.min_ns, std_ns=row.std_ns, count=row.count, baseline_median_ns=row.baseline_median_ns,
         ratio=row.ratio, gflops=row.gflops, gbytes_per_s=row.gbytes_per_s, flops=row.flops, redacted=False,
+        launches=row.launches, baseline_launches=row.baseline_launches,
     )  # fmt: skip

@@ -30,12 +30,12 @@ def result(
                 name=name, case_set=case_set, passed=passed, verdict=Verdict.AC if passed else Verdict.WA,
                 timing=TimingStats(1000.0 * ratio, 1000.0 * ratio, 990.0 * ratio, 5.0, 50),
                 baseline_timing=TimingStats(1000.0, 1000.0, 990.0, 5.0, 50), ratio=ratio, gflops=1.5, flops=3e6,
-                sizes={"n": 1024},
+                sizes={"n": 1024}, baseline="baseline kernel",
             ))  # fmt: skip
     return JudgeResult(
         verdict=verdict, problem=problem, backend=Backend.CPU, message="all cases passed" if verdict is Verdict.AC
         else "case b1 failed", compile_log="g++ ok", cases=cases,
-        host={"host": "box", "toolchain": "g++ 12", **{f"baseline:{c.name}": "baseline kernel" for c in cases[1:]}},
+        host={"host": "box", "toolchain": "g++ 12"},
     )  # fmt: skip
 
 
