@@ -109,7 +109,7 @@ class Run:
             runtime_rules=track.runtime_rules,
             readonly_paths=tuple(p for p in track.readonly_paths(host) if p.exists()),
             generation_device=track.generation_device, deterministic=track.deterministic_generation,
-            call_guard=host.extra.get("call_guard", "on") != "off",  # off: bench/timing_stability.py only
+            call_guard=host.call_guard,  # off: bench/timing_stability.py only
             memory_root=memory_cgroups,
         )
 
@@ -197,7 +197,7 @@ class Run:
             if timed and self._all_passed():
                 self.reporter.stage(Stage.TIMING)
                 self._time_group(child, timed)
-            if public and self.host.extra.get("profile", "on") != "off" and self._all_passed():
+            if public and self.host.profile and self._all_passed():
                 profile_cases(result, timed, lambda case: self._profile_context(child, case))
         if public:  # after the child has exited (and flushed its C stdio buffers) and the drains have ended
             result.kernel_output = child.output_text() + result.kernel_output
