@@ -345,7 +345,10 @@ def main() -> None:
     child: Child | None = None
     hello: protocol.Hello | None = None
     try:
-        hello = protocol.read_hello(commands.readline())
+        first = commands.readline()
+        if not first or first == protocol.EXIT_LINE:  # the worker gave up on the run before the hello
+            _leave(0)
+        hello = protocol.read_hello(first)
         child = Child(hello, options.result_fd, commands)
         child.load_libraries()
         device = {**child.runtime.describe(), **({"python_baseline": child.vendor.name} if child.vendor else {})}

@@ -186,6 +186,7 @@ def encode_command(command: Command | Hello) -> str:
     return json.dumps(command.to_wire()) + "\n"
 
 
+EXIT_LINE = encode_command(Exit())  # also the first line of a child the worker ends before its hello
 GO_LINE = encode_command(Go())  # made once: the child compares the line it reads inside the bracket with it
 
 

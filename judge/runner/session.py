@@ -175,7 +175,9 @@ class RunnerSession:
         except RunnerDied as exc:
             self.__exit__()
             tail = exc.stderr.strip().splitlines()[-1][:300] if exc.stderr.strip() else ""
-            raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode})"
+            oom = (f"; its memory cgroup's limit of {exc.memory_limit_mib} MiB was reached"
+                   if exc.memory_limit_mib is not None else "")
+            raise RunnerStartFailed(f"the runner did not start ({exc}, exit status {exc.returncode}{oom})"
                                     + (f": {tail}" if tail else "")) from exc
         except BaseException:
             self.__exit__()

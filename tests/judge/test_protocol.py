@@ -227,3 +227,27 @@ def test_a_malformed_hello_is_a_violation_naming_the_field():
             protocol.read_hello(json.dumps(broken))
     with pytest.raises(ProtocolViolation, match="^the hello that is not an object"):
         protocol.read_hello("3")
+
+
+@pytest.mark.parametrize("first", [protocol.EXIT_LINE, ""])
+def test_a_child_ended_before_its_hello_leaves_quietly(first):
+    """The worker starts the submission's child early and ends it unsaid when the baseline fails to
+    start: the child must leave with status 0 and no traceback, not report a hello without a nonce."""
+    import subprocess
+    import sys
+
+    cmd_r, cmd_w = os.pipe()
+    res_r, res_w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "judge.runner.child", "--cmd-fd", str(cmd_r),
+                             "--result-fd", str(res_w)], pass_fds=(cmd_r, res_w), stderr=subprocess.PIPE,
+                            cwd=Path(__file__).resolve().parents[2])
+    os.close(cmd_r)
+    os.close(res_w)
+    os.write(cmd_w, first.encode())
+    os.close(cmd_w)
+    try:
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        os.close(res_r)
+    assert proc.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr

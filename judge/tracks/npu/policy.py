@@ -1,6 +1,6 @@
 """NPU policy rules as data (docs/rules.md, stage 1; docs/security.md, layer 1), in judge/policy's `BackendRules` shape.
 
-judge/policy/npu.py re-exports `RULES` so the registry finds it; the checks themselves are
+The NPU track hands `RULES` to judge/policy (Track.policy_rules); the checks themselves are
 judge/policy's. What the NPU adds to the rules every C/C++ backend shares:
 - sources: no vendor operators (aclnn*, aclop*, aclmdl*, ...: the kernel must be the team's
   own Ascend C), no device, context or stream management (kernel_run enqueues on
