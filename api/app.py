@@ -26,7 +26,7 @@ from api.ratelimit import AuthThrottle
 from api.routes import admin_contest, admin_judging, admin_review, boards, finals, problems, reviews, submissions
 from api.security_headers import SecurityHeadersMiddleware
 from api.settings import Settings
-from api.store import Database
+from api.store.db import Database
 from api.store.types import utcnow
 
 

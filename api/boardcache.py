@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import TypeVar
 
 from api.schemas.leaderboard import LeaderboardPublic
-from api.store import BoardState, Leaderboard, Session, board_state, for_viewer, leaderboard
+from api.store.db import Session
+from api.store.ranking import BoardState, Leaderboard, board_state, for_viewer, leaderboard
 
 T = TypeVar("T")
 

@@ -21,7 +21,11 @@ from api.boardcache import BoardCache
 from api.dispatch import RunDispatcher
 from api.ratelimit import client_address, throttle_of
 from api.settings import Settings
-from api.store import AuthError, Database, PermissionDeniedError, Principal, Role, Session, authenticate
+from api.store.db import Database, Session
+from api.store.enums import Role
+from api.store.errors import AuthError, PermissionDeniedError
+from api.store.tokens import authenticate
+from api.store.views import Principal
 
 _READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 _bearer = HTTPBearer(auto_error=False, description="An opjudge token: `Authorization: Bearer opj_...`")

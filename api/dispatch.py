@@ -2,7 +2,7 @@
 
 `RunDispatcher` puts a run on a queue; the workers package provides the Celery
 one. `DispatchUnavailable` means the broker is down: the run stays pending and
-`dispatch_pending` hands it out later (api.store.runs_to_dispatch).
+`dispatch_pending` hands it out later (api.store.runs.runs_to_dispatch).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from datetime import datetime
 from typing import Protocol
 
 from api.settings import Settings
-from api.store import RunDispatch, Session, mark_queued, runs_to_dispatch
+from api.store.db import Session
+from api.store.runs import mark_queued, runs_to_dispatch
+from api.store.views import RunDispatch
 from judge.backends import Backend
 from judge.errors import JudgeError
 from judge.tracks import get_track
@@ -27,7 +29,7 @@ class DispatchUnavailable(JudgeError):
 
 class RunDispatcher(Protocol):
     def enqueue(self, run_id: int, queue: str, priority: int = 6) -> None:
-        """Put the run on `queue` at `priority` (lower is taken first: api.store.QueuePriority);
+        """Put the run on `queue` at `priority` (lower is taken first: api.store.modes.QueuePriority);
         raise DispatchUnavailable when the broker cannot take it."""
         ...
 

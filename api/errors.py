@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, StatementError
 
 from api.schemas.bounds import UNKNOWN_ID
-from api.store import (
-    DB_UNAVAILABLE_ERRORS,
+from api.store.db import DB_UNAVAILABLE_ERRORS, db_unavailable_reason
+from api.store.errors import (
     AuthError,
     ConflictError,
     ContestClosedError,
@@ -21,7 +21,6 @@ from api.store import (
     NotFoundError,
     PermissionDeniedError,
     QuotaExceededError,
-    db_unavailable_reason,
 )
 from api.uploads import UploadInvalidError, UploadMediaTypeError, UploadTooLargeError
 from judge.errors import UnknownProblemError, UnsupportedBackendError, UserFacingError

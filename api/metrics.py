@@ -29,9 +29,13 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.settings import Settings
-from api.store import AuthError, Database, PermissionDeniedError, Role, authenticate, list_workers, queue_load
+from api.store.db import Database
+from api.store.enums import Role
+from api.store.errors import AuthError, PermissionDeniedError
 from api.store.metrics_queries import finished_runs, stage_durations
+from api.store.tokens import authenticate
 from api.store.types import utcnow
+from api.store.workers import list_workers, queue_load
 
 log = logging.getLogger("opjudge.metrics")
 

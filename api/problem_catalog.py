@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from api.problem_info import ProblemInfo, problem_info
 from api.settings import Settings
-from api.store import NotFoundError, Session, get_competition, list_competitions
+from api.store.competitions import get_competition, list_competitions
+from api.store.db import Session
+from api.store.errors import NotFoundError
 from api.store.views import CompetitionView, Principal
 from judge.backends import Backend
 from judge.errors import UnknownProblemError

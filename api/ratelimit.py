@@ -26,7 +26,7 @@ from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import Request
 
 from api.settings import Settings
-from api.store import QuotaExceededError
+from api.store.errors import QuotaExceededError
 
 log = logging.getLogger("opjudge.ratelimit")
 

@@ -43,17 +43,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from api.settings import Settings  # noqa: E402
-from api.store import (  # noqa: E402
-    Database,
-    attach_problem,
-    claim_run,
-    create_competition,
-    create_submission,
-    create_team,
-    finish_run,
-    recompute_standings,
-    upgrade_database,
-)
+from api.store.competitions import attach_problem, create_competition  # noqa: E402
+from api.store.db import Database, upgrade_database  # noqa: E402
+from api.store.runs import claim_run, finish_run  # noqa: E402
+from api.store.standings_cache import recompute_standings  # noqa: E402
+from api.store.submissions import create_submission  # noqa: E402
+from api.store.teams import create_team  # noqa: E402
 from api.store.types import utcnow  # noqa: E402
 from judge.backends import Backend, CaseSet  # noqa: E402
 from judge.problem import load_problem  # noqa: E402

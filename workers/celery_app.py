@@ -27,7 +27,7 @@ from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
 from api.dispatch import DispatchUnavailable
-from api.store import mark_queued
+from api.store.runs import mark_queued
 from workers.context import WorkerContext
 from workers.settings import WorkerSettings
 from workers.tasks import Outcome, StoreUnavailableError, judge_run
@@ -63,7 +63,7 @@ def make_celery(
         "visibility_timeout": settings.visibility_timeout_s,
         "socket_connect_timeout": timeout,
         "socket_timeout": max(timeout, 10.0),
-        # One Redis list per priority step; BRPOP reads them in this order (api.store.QueuePriority).
+        # One Redis list per priority step; BRPOP reads them in this order (api.store.modes.QueuePriority).
         "priority_steps": [0, 3, 6, 9],
     }
     if publisher:
@@ -152,7 +152,7 @@ class CeleryDispatcher:
         """Publish once, with the short connect timeout; DispatchUnavailable when the broker is down.
 
         `priority` uses kombu's Redis priorities: the worker takes 0 before 3, 6 and 9 (test
-        runs before ranked ones, api.store.QueuePriority); within one priority, oldest first.
+        runs before ranked ones, api.store.modes.QueuePriority); within one priority, oldest first.
         """
         try:
             self._app.send_task(JUDGE_TASK, kwargs={"run_id": run_id}, queue=queue, priority=priority, retry=False)

@@ -71,7 +71,9 @@ def admin_token_command(
     label: Annotated[str, typer.Option(help="whose token this is, shown in the audit log")] = "operator",
 ) -> None:
     """Issue an organiser token straight into the database (the first one, or after a pepper change)."""
-    from api.store import Database, Role, issue_token, upgrade_database
+    from api.store.db import Database, upgrade_database
+    from api.store.enums import Role
+    from api.store.tokens import issue_token
     from api.store.types import utcnow
     from workers.serve import serve_settings
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from api.store import Database
+from api.store.db import Database
 from judge.backends import Backend
 from judge.host import HostConfig, host_from_env
 from judge.tracks import get_track

@@ -15,15 +15,16 @@ import queue
 import threading
 from datetime import timedelta
 
-from api.store import StuckRun, mark_queued, stuck_runs
+from api.store.runs import mark_queued, stuck_runs
 from api.store.types import utcnow
+from api.store.views import StuckRun
 from workers.context import WorkerContext
 from workers.tasks import Outcome, StoreUnavailableError, judge_run
 
 log = logging.getLogger("opjudge.worker")
 
 STORE_RETRY_DELAY_S = 30.0
-DEFAULT_PRIORITY = 6  # api.store.QueuePriority.RANKED
+DEFAULT_PRIORITY = 6  # api.store.modes.QueuePriority.RANKED
 _STOP = -1
 
 
@@ -32,7 +33,7 @@ class InProcessDispatcher:
 
     def __init__(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
-        # (priority, arrival, run id, take over): lower priority first (api.store.QueuePriority), then oldest.
+        # (priority, arrival, run id, take over): lower priority first (api.store.modes.QueuePriority), then oldest.
         self._queue: queue.PriorityQueue[tuple[int, int, int, bool]] = queue.PriorityQueue()
         self._arrivals = itertools.count()
         self._thread = threading.Thread(target=self._loop, name="opjudge-inprocess-worker", daemon=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from api.store import Session
+from api.store.db import Session
 from api.store.jobs import JobKind, JobView, claim_job, finish_job
 from api.store.types import utcnow
 from workers.context import WorkerContext

@@ -22,19 +22,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from api.dispatch import RunDispatcher, dispatch_pending, dispatch_runs
-from api.store import (
-    DB_UNAVAILABLE_ERRORS,
-    NotFoundError,
-    RunDispatch,
-    Session,
-    register_worker,
-    requeue_lost_run,
-    requeue_run,
-    runs_of_lost_workers,
-    stuck_runs,
-    worker_heartbeat,
-)
+from api.store.db import DB_UNAVAILABLE_ERRORS, Session
+from api.store.errors import NotFoundError
+from api.store.runs import requeue_lost_run, requeue_run, runs_of_lost_workers, stuck_runs
 from api.store.types import utcnow
+from api.store.views import RunDispatch
+from api.store.workers import register_worker, worker_heartbeat
 from judge.oracle_cache import cache_usage
 from workers.context import WorkerContext
 

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from api.store import Session
+from api.store.db import Session
 from api.store.jobs import JobView, StoredSubmission, stored_submissions
 from judge.backends import Backend
 from judge.engine import JudgeRequest, SilentReporter

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from api.store import Database, seed_demo, upgrade_database
-from api.store.seed import DEMO_PROBLEMS, DemoSeed
+from api.store.db import Database, upgrade_database
+from api.store.seed import DEMO_PROBLEMS, DemoSeed, seed_demo
 from workers.context import WorkerContext
 from workers.reaper import WorkerMonitor
 from workers.settings import WorkerSettings
@@ -125,7 +125,8 @@ def _submit_baselines(settings: WorkerSettings, seed: DemoSeed) -> None:
     (a re-seeded demo) submits nothing again.
     """
     from api.dispatch import queue_for
-    from api.store import authenticate, create_submission, list_submissions
+    from api.store.submissions import create_submission, list_submissions
+    from api.store.tokens import authenticate
     from api.store.types import utcnow
     from judge.backends import Backend
     from judge.problem import load_problem

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from api.store import Session
+from api.store.db import Session
 from api.store.jobs import JobView
 from api.store.similarity import FoundPair, ReviewDocument, review_documents, store_pairs
 from judge.backends import Backend

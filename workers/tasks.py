@@ -23,17 +23,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
 
-from api.store import (
-    DB_UNAVAILABLE_ERRORS,
-    ClaimedRun,
-    RunHolder,
-    Session,
-    claim_run,
-    fail_run,
-    finish_run,
-    record_stage,
-)
+from api.store.db import DB_UNAVAILABLE_ERRORS, Session
+from api.store.runs import claim_run, fail_run, finish_run, record_stage
 from api.store.types import utcnow
+from api.store.views import ClaimedRun, RunHolder
 from judge.backends import CaseSet, Stage
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import JudgeError

@@ -11,7 +11,9 @@ import logging
 
 from celery.signals import worker_ready, worker_shutting_down
 
-from api.store import Database, register_worker, release_runs_of_earlier_process, upgrade_database
+from api.store.db import Database, upgrade_database
+from api.store.runs import release_runs_of_earlier_process
+from api.store.workers import register_worker
 from judge.backends import Backend
 from judge.errors import UserFacingError
 from judge.tracks import find_track_by_queue, queue_forms

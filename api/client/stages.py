@@ -19,7 +19,7 @@ STEPS: tuple[tuple[str, str, tuple[Stage, ...]], ...] = (
     ("timing", "Timing", (Stage.TIMING,)),
     ("scored", "Scored", (Stage.SCORING, Stage.DONE)),
 )
-FINISHED = ("done", "failed")  # run statuses (api.store.RunStatus values) after which nothing changes
+FINISHED = ("done", "failed")  # run statuses (api.store.enums.RunStatus values) after which nothing changes
 _STAGES = {s.value for s in Stage}
 
 

@@ -19,19 +19,15 @@ from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import render
 from api.schemas.bounds import PlainText, SubmissionId
-from api.store import (
-    PermissionDeniedError,
-    Principal,
-    Role,
-    disqualify_submission,
-    list_audit,
-    list_competitions,
-    list_submissions,
-    list_workers,
-    queue_load,
-    rejudge,
-)
+from api.store.audit import list_audit
+from api.store.competitions import list_competitions
+from api.store.enums import Role
+from api.store.errors import PermissionDeniedError
 from api.store.page_queries import runs_in_flight, submission_competition
+from api.store.rejudge import rejudge
+from api.store.submissions import disqualify_submission, list_submissions
+from api.store.views import Principal
+from api.store.workers import list_workers, queue_load
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 

@@ -28,8 +28,12 @@ from api.pages.routing import PageRoute
 from api.pages.web import render
 from api.ratelimit import client_address, throttle_of
 from api.settings import Settings
-from api.store import AuthError, PermissionDeniedError, Principal, Role, Session, authenticate
+from api.store.db import Session
+from api.store.enums import Role
+from api.store.errors import AuthError, PermissionDeniedError
 from api.store.page_sessions import close_page_session, is_session_secret, open_page_session, session_principal
+from api.store.tokens import authenticate
+from api.store.views import Principal
 
 TOKEN_COOKIE = "opjudge_token"
 LOGIN_CSRF_COOKIE = "opjudge_login_csrf"

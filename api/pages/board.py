@@ -26,18 +26,12 @@ from api.pages.auth import PageViewer
 from api.pages.boardrows import row_html
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, page_html, render, render_fragment, shared_html_response
-from api.store import (
-    CompetitionView,
-    Leaderboard,
-    LeaderboardRow,
-    PermissionDeniedError,
-    Principal,
-    Role,
-    Session,
-    for_viewer,
-    get_competition,
-    list_competitions,
-)
+from api.store.competitions import get_competition, list_competitions
+from api.store.db import Session
+from api.store.enums import Role
+from api.store.errors import PermissionDeniedError
+from api.store.ranking import Leaderboard, LeaderboardRow, for_viewer
+from api.store.views import CompetitionView, Principal
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 

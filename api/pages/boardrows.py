@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from api.boardcache import BoardCache, CachedBoard
 from api.pages.web import render_fragment
-from api.store import Leaderboard, LeaderboardRow
+from api.store.ranking import Leaderboard, LeaderboardRow
 
 
 def row_html(cached: CachedBoard, board: Leaderboard, rows: Sequence[LeaderboardRow],

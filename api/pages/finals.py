@@ -13,7 +13,7 @@ from api.pages.auth import check_csrf
 from api.pages.routing import PageRoute
 from api.pages.team import TeamViewer
 from api.pages.web import error_page, render
-from api.store import StoreError
+from api.store.errors import StoreError
 from api.store.finals import choose_finals, team_finals
 from api.store.submission_refs import submission_ids_of
 

@@ -18,7 +18,8 @@ from api.pages.auth import check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import render
 from api.schemas.bounds import PlainText
-from api.store import FinalChange, Session, final_state, recompute_final, set_final_published
+from api.store.db import Session
+from api.store.final_ranking import FinalChange, final_state, recompute_final, set_final_published
 from api.store.jobs import JobKind, list_jobs, start_job
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)

@@ -20,7 +20,8 @@ from api.pages.routing import PageRoute
 from api.pages.web import render
 from api.problem_catalog import list_shown, shown_problem
 from api.problem_info import render_markdown
-from api.store import NotFoundError, get_competition
+from api.store.competitions import get_competition
+from api.store.errors import NotFoundError
 from judge.backends import Backend
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)

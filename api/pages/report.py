@@ -22,22 +22,14 @@ from api.pages.profile_view import profile_views
 from api.pages.routing import PageRoute
 from api.pages.web import html_response, render, render_fragment
 from api.schemas.bounds import SubmissionRef
-from api.store import (
-    NotFoundError,
-    Principal,
-    Role,
-    RunKind,
-    RunStatus,
-    RunView,
-    Session,
-    SubmissionDetail,
-    list_finalists,
-    list_submissions,
-    submission_detail,
-    submission_sources,
-)
+from api.store.db import Session
+from api.store.enums import Role, RunKind, RunStatus
+from api.store.errors import NotFoundError
 from api.store.page_queries import run_host_info
+from api.store.reviews import list_finalists
 from api.store.submission_refs import submission_id_of
+from api.store.submissions import list_submissions, submission_detail, submission_sources
+from api.store.views import Principal, RunView, SubmissionDetail
 from judge.modes import RunMode
 from judge.verdict import Verdict
 

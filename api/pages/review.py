@@ -20,18 +20,12 @@ from api.pages.routing import PageRoute
 from api.pages.web import render, status_of
 from api.schemas.bounds import IdFilter, TeamId, text_problem
 from api.schemas.reviews import COMMENT_MAX_CHARS
-from api.store import (
-    InvalidInputError,
-    PermissionDeniedError,
-    Principal,
-    Role,
-    Session,
-    StoreError,
-    get_competition,
-    list_finalists,
-    put_review,
-    reviewer_marks,
-)
+from api.store.competitions import get_competition
+from api.store.db import Session
+from api.store.enums import Role
+from api.store.errors import InvalidInputError, PermissionDeniedError, StoreError
+from api.store.reviews import list_finalists, put_review, reviewer_marks
+from api.store.views import Principal
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 

@@ -19,7 +19,7 @@ from fastapi.routing import APIRoute
 
 from api.errors import validation_errors, validation_reason, validation_status, value_error_reason
 from api.pages.web import error_page, render
-from api.store import AuthError
+from api.store.errors import AuthError
 from judge.errors import UserFacingError
 
 

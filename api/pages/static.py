@@ -7,7 +7,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from api.store import NotFoundError
+from api.store.errors import NotFoundError
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 _TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml", ".png": "image/png",

@@ -21,17 +21,12 @@ from api.pages.auth import LoggedIn, check_csrf
 from api.pages.routing import PageRoute
 from api.pages.web import error_page, render
 from api.settings import Settings
-from api.store import (
-    PermissionDeniedError,
-    Principal,
-    Role,
-    Session,
-    StoreError,
-    create_submission,
-    get_competition,
-    list_submissions,
-    team_quotas,
-)
+from api.store.competitions import get_competition
+from api.store.db import Session
+from api.store.enums import Role
+from api.store.errors import PermissionDeniedError, StoreError
+from api.store.submissions import create_submission, list_submissions, team_quotas
+from api.store.views import Principal
 from api.uploads import UploadForm, read_upload
 from judge.errors import UserFacingError
 from judge.modes import RunMode

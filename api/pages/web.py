@@ -20,7 +20,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from api.boardcache import Encoded
 from api.errors import STATUS
-from api.store import Principal, RunStatus
+from api.store.enums import RunStatus
+from api.store.views import Principal
 from judge.verdict import Verdict
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"

@@ -27,25 +27,20 @@ from api.schemas.people import (
     TokenPublic,
 )
 from api.setup_notes import default_backends, freeze_note
-from api.store import (
-    Role,
+from api.store.competitions import attach_problem, create_competition, list_competitions, update_competition
+from api.store.enums import Role
+from api.store.final_ranking import set_final_published
+from api.store.teams import (
     add_reviewer,
-    attach_problem,
-    create_competition,
     create_team,
     get_team,
-    issue_token,
-    list_competitions,
     list_reviewers,
     list_teams,
-    list_tokens,
-    list_workers,
     remove_reviewer,
-    revoke_token,
-    set_final_published,
     set_finalists,
-    update_competition,
 )
+from api.store.tokens import issue_token, list_tokens, revoke_token
+from api.store.workers import list_workers
 from judge.problem import load_problem
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])

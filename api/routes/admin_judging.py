@@ -25,24 +25,15 @@ from api.schemas.judging import (
     WorkerPublic,
 )
 from api.schemas.submissions import SubmissionAdminPublic
-from api.store import (
-    ExportKind,
-    csv_value,
-    disqualify_submission,
-    export_rows,
-    get_competition,
-    list_audit,
-    list_reproductions,
-    list_submissions,
-    list_workers,
-    log_export,
-    queue_load,
-    record_audit,
-    rejudge,
-    start_reproductions,
-)
+from api.store.audit import list_audit, record_audit
+from api.store.competitions import get_competition
 from api.store.disturbed import list_disturbed
+from api.store.exports import ExportKind, csv_value, export_rows, log_export
+from api.store.rejudge import rejudge, start_reproductions
+from api.store.reproduction import list_reproductions
 from api.store.submission_refs import submission_id_of
+from api.store.submissions import disqualify_submission, list_submissions
+from api.store.workers import list_workers, queue_load
 
 router = APIRouter(prefix="/api/v1/admin", tags=["organisers"])
 

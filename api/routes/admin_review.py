@@ -27,9 +27,9 @@ from api.schemas.organisers import (
     SimilarityRequest,
     SourceFilePublic,
 )
-from api.store import final_state, recompute_final
 from api.store.data_release import build_release
 from api.store.errors import InvalidInputError
+from api.store.final_ranking import final_state, recompute_final
 from api.store.jobs import JobKind, JobStatus, get_job, list_jobs, start_job
 from api.store.similarity import Decision, decide_pair, get_pair, list_pairs, pair_sources
 from judge.modes import RunMode

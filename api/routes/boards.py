@@ -13,7 +13,10 @@ from api.deps import BoardsDep, NowDep, OptionalPrincipal, SessionDep
 from api.schemas.bounds import Moment
 from api.schemas.competitions import CompetitionPublic
 from api.schemas.leaderboard import LeaderboardPublic
-from api.store import PermissionDeniedError, Role, get_competition, leaderboard
+from api.store.competitions import get_competition
+from api.store.enums import Role
+from api.store.errors import PermissionDeniedError
+from api.store.ranking import leaderboard
 
 router = APIRouter(prefix="/api/v1/competitions", tags=["boards"])
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from api.deps import CurrentTeam, NowDep, SessionDep
 from api.schemas.finals import FinalsChoose, FinalsPublic
-from api.store import Session
+from api.store.db import Session
 from api.store.finals import TeamFinals, choose_finals, team_finals
 from api.store.submission_refs import public_ids_of, submission_ids_of
 

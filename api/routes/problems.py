@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Response
 from api.deps import OptionalPrincipal, SessionDep, SettingsDep
 from api.problem_catalog import list_shown, shown_problem
 from api.schemas.problems import ProblemListed, ProblemPublic, ScoringPublic
-from api.store import get_competition
+from api.store.competitions import get_competition
 
 router = APIRouter(prefix="/api/v1/problems", tags=["problems"])
 RULES_PAGE = "/rules"

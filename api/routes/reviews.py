@@ -7,8 +7,8 @@ from fastapi import APIRouter
 from api.deps import NowDep, ReviewerDep, SessionDep
 from api.schemas.bounds import TeamId
 from api.schemas.reviews import FinalistPublic, FinalistSubmissionPublic, ReviewCreate, ReviewPublic
-from api.store import list_finalists, put_review, reviewer_marks
 from api.store.finalist_reads import finalist_submissions
+from api.store.reviews import list_finalists, put_review, reviewer_marks
 
 router = APIRouter(prefix="/api/v1/review", tags=["reviewers"])
 

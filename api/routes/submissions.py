@@ -26,17 +26,16 @@ from api.schemas.submissions import (
     SubmissionDetailPublic,
     SubmissionPublic,
 )
-from api.store import (
-    Role,
-    RunStatus,
+from api.store.enums import Role, RunStatus
+from api.store.queueinfo import place_of_run
+from api.store.submission_refs import submission_id_of
+from api.store.submissions import (
     create_submission,
     list_submissions,
     submission_detail,
     submission_sources,
     team_quotas,
 )
-from api.store.queueinfo import place_of_run
-from api.store.submission_refs import submission_id_of
 from api.uploads import UploadForm, read_upload
 from judge.backends import Backend
 from judge.modes import RunMode

@@ -8,7 +8,7 @@ from pydantic import AwareDatetime, Field, create_model
 
 from api.schemas.base import Create, from_view
 from api.schemas.bounds import Number, PlainText
-from api.store import RankedBy, RelativeTo
+from api.store.enums import RankedBy, RelativeTo
 from api.store.modes import ModeQuota
 from api.store.types import INT_MAX
 from api.store.views import CompetitionView, ProblemLink

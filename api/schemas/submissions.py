@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field
 
 from api.schemas.base import Public, from_view
-from api.store import RunStatus, SubmissionDetail
+from api.store.enums import RunStatus
 from api.store.queueinfo import QueuePlace
-from api.store.views import CaseView, FileInfo, QuotaStatus, RunView, SubmissionSummary
+from api.store.views import CaseView, FileInfo, QuotaStatus, RunView, SubmissionDetail, SubmissionSummary
 from judge.modes import RunMode
 from judge.profiling import CaseProfile, Metric, ProfileSection, Table
 

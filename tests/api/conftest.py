@@ -20,18 +20,11 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.dispatch import DispatchUnavailable
 from api.settings import Settings
-from api.store import (
-    Database,
-    Role,
-    Session,
-    add_reviewer,
-    attach_problem,
-    create_competition,
-    create_team,
-    issue_token,
-    set_finalists,
-    upgrade_database,
-)
+from api.store.competitions import attach_problem, create_competition
+from api.store.db import Database, Session, upgrade_database
+from api.store.enums import Role
+from api.store.teams import add_reviewer, create_team, set_finalists
+from api.store.tokens import issue_token
 from judge.backends import Backend
 from judge.problem import load_problem
 

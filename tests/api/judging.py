@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from api.store import Session, claim_run, create_submission, finish_run, update_competition
+from api.store.competitions import update_competition
+from api.store.db import Session
+from api.store.runs import claim_run, finish_run
+from api.store.submissions import create_submission
 from judge.backends import Backend
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest

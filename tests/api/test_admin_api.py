@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
 
-from api.store import Database, RunKind, claim_run, finish_run
+from api.store.db import Database
+from api.store.enums import RunKind
+from api.store.runs import claim_run, finish_run
 from judge.backends import CaseSet
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
 from tests.api.helpers import judge_run_id, result, stored_id, upload

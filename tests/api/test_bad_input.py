@@ -12,7 +12,11 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
-from api.store import Database, InvalidInputError, list_reviews, row_counts, update_competition
+from api.store.competitions import update_competition
+from api.store.db import Database
+from api.store.errors import InvalidInputError
+from api.store.reviews import list_reviews
+from api.store.stats import row_counts
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
 from tests.api.helpers import KERNEL, upload
 

@@ -18,7 +18,8 @@ from api.boardcache import BoardCache
 from api.pages.auth import TOKEN_COOKIE
 from api.pages.web import accepts_gzip
 from api.settings import Settings
-from api.store import Database, Session, update_competition
+from api.store.competitions import update_competition
+from api.store.db import Database, Session
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.judging import judged, open_quotas
 

@@ -8,9 +8,9 @@ import dataclasses
 from alembic import command
 from sqlalchemy import select, update
 
-from api.store import Database, claim_run, finish_run
-from api.store.db import alembic_config
+from api.store.db import Database, alembic_config
 from api.store.models import CaseResultRow, Run
+from api.store.runs import claim_run, finish_run
 from tests.api.conftest import Clock, Contest
 from tests.api.helpers import judge_run_id, result, upload
 from tests.api.judging import open_quotas

@@ -14,7 +14,9 @@ from typer.testing import CliRunner
 import api.client.finals as finals_cli
 from api.cli import build_app
 from api.client.http import OpjudgeClient
-from api.store import Session, disqualify_submission, leaderboard
+from api.store.db import Session
+from api.store.ranking import leaderboard
+from api.store.submissions import disqualify_submission
 from tests.api.conftest import START, Clock, Contest
 from tests.api.helpers import public_id
 from tests.api.judging import judged, open_quotas

@@ -15,24 +15,16 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import (
-    Session,
-    add_reviewer,
-    claim_run,
-    create_submission,
-    fail_run,
-    finish_run,
-    leaderboard,
-    list_audit,
-    put_review,
-    rejudge,
-    remove_reviewer,
-    start_reproductions,
-    submission_detail,
-    update_competition,
-)
+from api.store.audit import list_audit
+from api.store.competitions import update_competition
+from api.store.db import Session
 from api.store.models import Run
-from api.store.reviews import reviewer_scores
+from api.store.ranking import leaderboard
+from api.store.rejudge import rejudge, start_reproductions
+from api.store.reviews import put_review, reviewer_scores
+from api.store.runs import claim_run, fail_run, finish_run
+from api.store.submissions import create_submission, submission_detail
+from api.store.teams import add_reviewer, remove_reviewer
 from judge.backends import Backend, CaseSet
 from judge.scoring import case_score_vs_best
 from judge.verdict import Verdict

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import Session, list_audit, set_final_published
+from api.store.audit import list_audit
+from api.store.db import Session
+from api.store.final_ranking import set_final_published
 from tests.api.conftest import START, Clock, Contest
 from tests.api.helpers import KERNEL
 from tests.api.judging import judged, open_quotas

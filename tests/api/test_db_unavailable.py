@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from api.store import Database, upgrade_database
+from api.store.db import Database, upgrade_database
 from tests.api.conftest import Clock, Contest, RecordingDispatcher, make_contest
 from tests.api.helpers import upload
 from tests.api.tcpproxy import TcpProxy

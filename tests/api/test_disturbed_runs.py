@@ -13,7 +13,9 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
-from api.store import Database, claim_run, finish_run, leaderboard
+from api.store.db import Database
+from api.store.ranking import leaderboard
+from api.store.runs import claim_run, finish_run
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.helpers import public_id, result
 from tests.api.judging import judged, open_quotas

@@ -7,7 +7,10 @@ from datetime import timedelta
 
 from fastapi.testclient import TestClient
 
-from api.store import Session, disqualify_submission, leaderboard, list_audit
+from api.store.audit import list_audit
+from api.store.db import Session
+from api.store.ranking import leaderboard
+from api.store.submissions import disqualify_submission
 from tests.api.conftest import START, Clock, Contest
 from tests.api.judging import judged, open_quotas
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from api.store import Session, disqualify_submission, set_finalists
+from api.store.db import Session
+from api.store.submissions import disqualify_submission
+from api.store.teams import set_finalists
 from tests.api.conftest import Clock, Contest
 from tests.api.helpers import KERNEL, public_id
 from tests.api.judging import judged, open_quotas

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import Database, row_counts
+from api.store.db import Database
+from api.store.stats import row_counts
 from tests.api.conftest import Contest
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

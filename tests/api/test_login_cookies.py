@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE
 from api.settings import Settings
-from api.store import Database
+from api.store.db import Database
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 
 

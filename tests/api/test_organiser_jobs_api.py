@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.settings import Settings
-from api.store import Session
+from api.store.db import Session
 from tests.api.conftest import Clock, Contest
 from tests.api.helpers import KERNEL, stored_id, upload
 from workers.context import WorkerContext

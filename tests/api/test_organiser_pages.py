@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
-from api.store import Database, Session, leaderboard
+from api.store.db import Database, Session
+from api.store.ranking import leaderboard
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
 from tests.api.helpers import public_id, stored_id, upload
 from tests.api.judging import judged, open_quotas

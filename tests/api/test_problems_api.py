@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from api.settings import Settings
-from api.store import Session
+from api.store.db import Session
 from tests.api.conftest import Contest, make_contest
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from api.store import Database, claim_run, create_submission, finish_run
+from api.store.db import Database
+from api.store.runs import claim_run, finish_run
+from api.store.submissions import create_submission
 from judge.backends import Backend
 from judge.modes import RunMode
 from tests.api.conftest import Clock, Contest

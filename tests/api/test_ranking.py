@@ -6,13 +6,11 @@ from datetime import timedelta
 
 import pytest
 
-from api.store import (
-    Session,
-    disqualify_submission,
-    leaderboard,
-    rejudge,
-    update_competition,
-)
+from api.store.competitions import update_competition
+from api.store.db import Session
+from api.store.ranking import leaderboard
+from api.store.rejudge import rejudge
+from api.store.submissions import disqualify_submission
 from judge.scoring import case_score_vs_baseline, case_score_vs_best
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest

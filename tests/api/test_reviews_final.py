@@ -6,7 +6,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.settings import Settings
-from api.store import Session, add_reviewer, leaderboard, list_reviews, put_review, remove_reviewer
+from api.store.db import Session
+from api.store.ranking import leaderboard
+from api.store.reviews import list_reviews, put_review
+from api.store.teams import add_reviewer, remove_reviewer
 from judge.scoring import final_score
 from tests.api.conftest import Clock, Contest
 from tests.api.judging import judged, open_quotas

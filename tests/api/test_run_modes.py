@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import Database, QueuePriority, claim_run, finish_run, runs_to_dispatch
+from api.store.db import Database
+from api.store.modes import QueuePriority
+from api.store.runs import claim_run, finish_run, runs_to_dispatch
 from judge.backends import CaseSet
 from judge.modes import RunMode
 from tests.api.conftest import Clock, Contest
@@ -118,7 +120,7 @@ def test_test_runs_go_first_on_the_queue(settings, database: Database, contest: 
 
 def test_pending_runs_are_handed_out_test_first(settings, database: Database, contest: Contest,
                                                 clock: Clock) -> None:  # fmt: skip
-    from api.store import create_submission
+    from api.store.submissions import create_submission
     from judge.backends import Backend
 
     made = {}

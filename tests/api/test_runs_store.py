@@ -8,31 +8,26 @@ from datetime import timedelta
 import pytest
 
 from api.settings import Settings
-from api.store import (
-    Database,
-    RunStatus,
-    Session,
+from api.store.db import Database, Session
+from api.store.enums import RunStatus
+from api.store.models import Run
+from api.store.runs import (
     claim_run,
-    create_submission,
     fail_run,
     finish_run,
-    list_workers,
     mark_queued,
     record_stage,
-    register_worker,
     release_runs_of_earlier_process,
     requeue_lost_run,
     requeue_run,
-    row_counts,
     runs_of_lost_workers,
     runs_to_dispatch,
     stuck_runs,
-    submission_detail,
-    team_quota,
-    worker_heartbeat,
 )
-from api.store.models import Run
+from api.store.stats import row_counts
+from api.store.submissions import create_submission, submission_detail, team_quota
 from api.store.views import NewSubmission, RunDispatch, RunHolder
+from api.store.workers import list_workers, register_worker, worker_heartbeat
 from judge.backends import Backend, CaseSet, Stage
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest
@@ -313,7 +308,7 @@ def test_a_restarted_worker_releases_what_its_earlier_process_held(
 def test_an_older_run_finishing_after_its_rejudge_does_not_take_the_submission_back(
     session: Session, contest: Contest, clock: Clock
 ) -> None:
-    from api.store import rejudge
+    from api.store.rejudge import rejudge
 
     created = _submit(session, contest, clock)
     judge = claim_run(session, run_id=created.run_id, worker="slow", now=clock.now)

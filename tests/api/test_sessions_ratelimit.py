@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE, csrf_token
 from api.settings import Settings
-from api.store import Database
+from api.store.db import Database
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

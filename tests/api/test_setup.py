@@ -8,17 +8,14 @@ from alembic.migration import MigrationContext
 from pydantic import ValidationError
 
 from api.settings import Settings
-from api.store import (
-    Database,
-    Role,
-    authenticate,
-    leaderboard,
-    list_audit,
-    list_teams,
-    seed_demo,
-    upgrade_database,
-)
+from api.store.audit import list_audit
+from api.store.db import Database, upgrade_database
+from api.store.enums import Role
 from api.store.models import Base
+from api.store.ranking import leaderboard
+from api.store.seed import seed_demo
+from api.store.teams import list_teams
+from api.store.tokens import authenticate
 from api.uploads import UploadInvalidError, check_file_name
 
 

@@ -10,7 +10,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from api.store import Database, list_audit
+from api.store.audit import list_audit
+from api.store.db import Database
 from api.store.models import Submission
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.helpers import stored_id

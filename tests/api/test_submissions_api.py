@@ -10,8 +10,12 @@ from sqlalchemy import update
 from api.app import create_app
 from api.dispatch import dispatch_pending
 from api.settings import Settings
-from api.store import Database, RunStatus, claim_run, finish_run, row_counts, submission_sources
+from api.store.db import Database
+from api.store.enums import RunStatus
 from api.store.models import Competition
+from api.store.runs import claim_run, finish_run
+from api.store.stats import row_counts
+from api.store.submissions import submission_sources
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest, DownDispatcher, RecordingDispatcher
 from tests.api.helpers import KERNEL, judge_run_id, result, stored_id, upload

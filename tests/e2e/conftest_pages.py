@@ -28,8 +28,11 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from api.store import Database, claim_run, create_submission, finish_run, record_stage, seed_demo, upgrade_database
+from api.store.db import Database, upgrade_database
 from api.store.models import Team
+from api.store.runs import claim_run, finish_run, record_stage
+from api.store.seed import seed_demo
+from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet, Stage
 from judge.problem import load_problem

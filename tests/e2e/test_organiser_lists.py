@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from api.store import claim_run, create_submission, finish_run, list_teams
+from api.store.runs import claim_run, finish_run
+from api.store.submissions import create_submission
+from api.store.teams import list_teams
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet
 from judge.modes import RunMode

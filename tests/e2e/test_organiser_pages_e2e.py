@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from api.store import claim_run, create_submission, finish_run
+from api.store.runs import claim_run, finish_run
+from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend
 from judge.verdict import Verdict

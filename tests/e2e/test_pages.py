@@ -20,8 +20,8 @@ import pytest
 
 from api.client.stages import run_steps
 from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
-from api.store import create_team
 from api.store.public_ids import PATTERN
+from api.store.teams import create_team
 from api.store.types import utcnow
 from tests.e2e.conftest_pages import (
     AMR_FIXTURES,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.store import claim_run, finish_run
+from api.store.runs import claim_run, finish_run
 from judge.profiling import unavailable
 from judge.profiling.cpu import WORKED_SHARE, _Probe, threads_section
 from judge.threadprofile import ThreadTime

@@ -21,8 +21,11 @@ import uvicorn
 
 from api.app import create_app
 from api.settings import Settings
-from api.store import Database, claim_run, create_submission, finish_run, seed_demo, upgrade_database
+from api.store.db import Database, upgrade_database
 from api.store.models import Team
+from api.store.runs import claim_run, finish_run
+from api.store.seed import seed_demo
+from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet
 from judge.results import CaseResult, JudgeResult, TimingStats

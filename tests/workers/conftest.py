@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from api.dispatch import DispatchUnavailable
-from api.store import NewSubmission, create_submission, seed_demo, upgrade_database
-from api.store.seed import DemoSeed
+from api.store.db import upgrade_database
+from api.store.seed import DemoSeed, seed_demo
+from api.store.submissions import create_submission
 from api.store.types import utcnow
+from api.store.views import NewSubmission
 from judge.backends import Backend, Stage
 from judge.modes import RunMode
 from judge.results import CaseResult, JudgeResult

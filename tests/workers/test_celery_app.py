@@ -8,7 +8,8 @@ import time
 import pytest
 
 from api.dispatch import DispatchUnavailable
-from api.store import RunStatus, submission_detail
+from api.store.enums import RunStatus
+from api.store.submissions import submission_detail
 from judge.backends import Backend
 from judge.verdict import Verdict
 from workers.celery_app import JUDGE_TASK, CeleryDispatcher, make_celery

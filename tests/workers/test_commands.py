@@ -6,7 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import build_app
-from api.store import Database, Role, authenticate
+from api.store.db import Database
+from api.store.enums import Role
+from api.store.tokens import authenticate
 from workers.settings import WorkerSettings
 from workers.worker import WorkerConfigError, run_worker
 
@@ -57,7 +59,11 @@ def test_a_strict_worker_without_the_sandbox_refuses_to_start(env, monkeypatch) 
 
 
 def test_a_worker_restarted_under_its_name_releases_its_earlier_runs(env, monkeypatch) -> None:
-    from api.store import RunStatus, claim_run, create_submission, seed_demo, submission_detail, upgrade_database
+    from api.store.db import upgrade_database
+    from api.store.enums import RunStatus
+    from api.store.runs import claim_run
+    from api.store.seed import seed_demo
+    from api.store.submissions import create_submission, submission_detail
     from api.store.types import utcnow
     from judge.backends import Backend
 

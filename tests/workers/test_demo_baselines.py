@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.store import list_submissions
+from api.store.submissions import list_submissions
 from workers.serve import _submit_baselines
 
 

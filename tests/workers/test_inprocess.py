@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from api.store import RunStatus, claim_run, mark_queued, submission_detail
+from api.store.enums import RunStatus
+from api.store.runs import claim_run, mark_queued
+from api.store.submissions import submission_detail
 from judge.verdict import Verdict
 from workers.context import WorkerContext
 from workers.inprocess import InProcessDispatcher

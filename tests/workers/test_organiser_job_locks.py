@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from api.store import NewSubmission
 from api.store.jobs import JobKind, JobStatus, get_job, start_job
 from api.store.types import utcnow
+from api.store.views import NewSubmission
 from judge.verdict import Verdict
 from tests.workers.conftest import BASELINE
 from workers import reaudit as reaudit_module

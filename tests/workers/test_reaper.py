@@ -8,8 +8,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from api.store import RunStatus, claim_run, list_workers, register_worker, submission_detail, worker_heartbeat
+from api.store.enums import RunStatus
+from api.store.runs import claim_run
+from api.store.submissions import submission_detail
 from api.store.types import utcnow
+from api.store.workers import list_workers, register_worker, worker_heartbeat
 from workers.context import WorkerContext
 from workers.reaper import WorkerMonitor, reap_once
 

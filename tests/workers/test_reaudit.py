@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 import pytest
 
-from api.store import NewSubmission, list_audit
+from api.store.audit import list_audit
 from api.store.jobs import JobKind, JobStatus, get_job, start_job
 from api.store.models import Submission
 from api.store.types import utcnow
+from api.store.views import NewSubmission
 from tests.workers.conftest import BASELINE, FIXTURES
 from workers.context import WorkerContext
 from workers.organiser_jobs import run_organiser_job
@@ -59,7 +60,7 @@ def test_a_rebuild_finds_what_only_the_library_shows(ctx: WorkerContext, submit)
 
 
 def test_a_second_reaudit_waits_for_the_first(ctx: WorkerContext, demo) -> None:  # noqa: ANN001
-    from api.store import ConflictError
+    from api.store.errors import ConflictError
 
     with ctx.db.session() as session:
         start_job(session, competition="demo", kind=JobKind.REAUDIT, params={}, actor=None, now=utcnow())

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 
-from api.store import QueuePriority, RunStatus, submission_detail
+from api.store.enums import RunStatus
+from api.store.modes import QueuePriority
+from api.store.submissions import submission_detail
 from judge.backends import CaseSet
 from judge.modes import RunMode
 from judge.verdict import Verdict

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from api.store import create_submission, list_audit
+from api.store.audit import list_audit
 from api.store.jobs import JobKind, get_job, start_job
 from api.store.models import Submission
 from api.store.similarity import Decision, decide_pair, list_pairs
+from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend
 from judge.verdict import Verdict

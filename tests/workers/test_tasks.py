@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from api.store import RunKind, RunStatus, RunView, claim_run, submission_detail
+from api.store.enums import RunKind, RunStatus
 from api.store.models import Run, Submission
+from api.store.runs import claim_run
+from api.store.submissions import submission_detail
+from api.store.views import RunView
 from judge.backends import CaseSet
 from judge.verdict import Verdict
 from workers import tasks
