@@ -3,7 +3,7 @@
     .venv/bin/python bench/check_cost.py [--checks 12] [--problem sparse_flash_attention_grad]
 
 A check in the timing phase (judge/timing_phase.py, `verify`) makes the call's inputs again, G and R
-(judge/checker.py) and applies the pass rule to outputs fetched from the child. Here the outputs
+(judge/call_check.py) and applies the pass rule to outputs fetched from the child. Here the outputs
 are R (or G rounded to float32 where there is no R), the fetch is left out, and each check gets a
 fresh seed, as in a judging. Printed per case: the mean wall ms of the whole check with the checker's
 side thread (R beside G, half the metrics' chunks beside the rest: where the host has two cores or
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from judge.backends import Backend, CaseSet
-from judge.checker import OracleChecker
+from judge.call_check import OracleChecker
 from judge.determinism import set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import load_problem, make_inputs

@@ -5,7 +5,7 @@
 Target (docs/benchmarks.md, "Timing stability"): CV of the score at most 2 % on this 2-core machine.
 
 `--guard both` (docs/security.md, layer 5) judges every run twice, with the runner's per-call guard (the output page
-reads inside the timed bracket and the checks after each call, judge/runner/guard.py) on and off,
+reads inside the timed bracket and the checks after each call, judge/runner/child/guard.py) on and off,
 in alternating order, and prints the baseline's ratio against itself in each mode and their
 quotient: what the guard costs an honest kernel, measured in one run so that load matters less.
 """

@@ -101,7 +101,7 @@ def error_stats_many(xs: Sequence[torch.Tensor], truth: torch.Tensor, *, floor: 
 
 
 # A way to run a function on another thread with one torch thread (the oracle's checker gives its
-# own, judge/checker.py): the chunks of a metric are then split between two cores.
+# own, judge/call_check.py): the chunks of a metric are then split between two cores.
 RunBeside = Callable[..., "Future[Any]"]
 _BESIDE: ContextVar[RunBeside | None] = ContextVar("opjudge_checking_beside", default=None)
 

@@ -25,8 +25,8 @@ from judge.errors import UserFacingError
 from judge.host import HostConfig, host_from_env
 from judge.modes import RunMode
 from judge.problem import list_problems, load_problem
-from judge.report import print_report
 from judge.submission import read_sources
+from judge.terminal_report import print_report
 from judge.tracks import get_track
 from judge.verdict import Verdict
 
@@ -131,7 +131,7 @@ def doctor_command(
     print(render_doctor(doctor_report(host)))
     if baselines is None:
         return
-    from judge.baseline_selfcheck import BaselineSourcesMissing, check_baselines
+    from judge.baseline_preflight import BaselineSourcesMissing, check_baselines
 
     try:
         chosen_backend = Backend(backend)

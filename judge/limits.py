@@ -14,7 +14,7 @@ class Limits:
     case_time_budget_s: float = 2.0  # timing budget per case and kernel (the oracle checks are not counted)
     min_timed_calls: int = 10
     max_timed_calls: int = 1000
-    # stop once the 95 % interval of the paired ratio is within 0.5 % of it (judge/timing.py)
+    # stop once the 95 % interval of the paired ratio is within 0.5 % of it (judge/case_timing.py)
     target_sem_ratio: float = 0.005
     min_warmup_calls: int = 3
     min_warmup_s: float = 0.1  # 100 ms on CPU, 25 ms on devices

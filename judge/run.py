@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from judge.backends import Backend, CaseSet, Isolation, Stage
-from judge.baseline_check import BASELINE_KERNEL, BaselineNames
+from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import BuiltKernels
-from judge.checker import OracleChecker, conduct
+from judge.call_check import OracleChecker, conduct
 from judge.determinism import set_deterministic
 from judge.host import HostConfig
 from judge.oracle_cache import OracleCache
@@ -26,7 +26,7 @@ from judge.request import JudgeRequest, Reporter
 from judge.results import CaseResult, JudgeResult
 from judge.retime import DISTURBED, RetimePolicy, time_until_calm
 from judge.run_failures import FAILURES, RunOutOfTime, failure_of
-from judge.runner.baseline import BaselineFailed, BaselineRunner
+from judge.runner.baseline_session import BaselineFailed, BaselineRunner
 from judge.runner.failures import RunnerDied, SubmissionBrokeRunner
 from judge.runner.session import WITHHELD_OUTPUT_NOTE, RunnerSession
 from judge.runner.spec import REPO_ROOT, SessionSpec
@@ -72,7 +72,7 @@ class Run:
         self.names: BaselineNames | None = None  # which baseline times each case, once the baseline is ready
         (workdir / "run").mkdir()
         self.child = self._session("submission", built.submission, workdir / "run")  # a death's report reads it
-        # The baseline never shares the submission's process (judge/runner/baseline.py). Its child is
+        # The baseline never shares the submission's process (judge/runner/baseline_session.py). Its child is
         # launched first and is ready before the submission's first call. Only the submission's child
         # makes inputs the worker compares with its own, so only it needs deterministic generation
         # (which could also slow a vendor operator down). The vendor adapter's folder is its alone.
@@ -85,7 +85,7 @@ class Run:
         host, track, limits, backend = self.host, self.track, self.limits, self.request.backend
         # GOMP_SPINCOUNT: OpenMP's idle threads spin for about 10 us (the default is some 300k spins,
         # hundreds of us) before they sleep. A pool spinning after one kernel's call slows the wake-up
-        # of the next call on a small host, and the worker's bracket around that call (timing.py,
+        # of the next call on a small host, and the worker's bracket around that call (case_timing.py,
         # the CPU track's clock) would charge it to whichever kernel comes next.
         env = {"OMP_NUM_THREADS": str(self.threads), "GOMP_SPINCOUNT": "10000",
                "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
@@ -296,7 +296,7 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
                 call_timeout_s: float, workspace_limit: int) -> CaseResult:
     session.set_case(case, timeout_s=call_timeout_s)
     seed = _case_seed(request, case)
-    checker.prefetch(case, seed, cacheable=True)  # the oracle beside the untimed call (judge/checker.py)
+    checker.prefetch(case, seed, cacheable=True)  # the oracle beside the untimed call (judge/call_check.py)
     outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:

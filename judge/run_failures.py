@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judge.runner.baseline import BaselineFailed
+from judge.runner.baseline_session import BaselineFailed
 from judge.runner.failures import (
     FailureKind,
     RunnerDied,

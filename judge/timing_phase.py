@@ -1,6 +1,6 @@
 """The timing phase of a run: every timed case, then more pairs where the ratio is least certain.
 
-Each case first gets `FIRST_PASS_SHARE` of its timing budget (judge/timing.py stops it earlier
+Each case first gets `FIRST_PASS_SHARE` of its timing budget (judge/case_timing.py stops it earlier
 once its paired ratio is precise enough); what the cases leave of their budgets together is then
 spent in rounds on the case where a round takes most off the score's variance (its ratio's
 interval times the score's slope there, per second spent: `_uncertainty`), resuming its series.
@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge import hostload
-from judge.baseline_check import BASELINE_KERNEL, BaselineNames, first_call_verifier
-from judge.checker import CallCheck, OracleChecker, worst_checks
+from judge.baseline_trust import BASELINE_KERNEL, BaselineNames, first_call_verifier
+from judge.call_check import CallCheck, OracleChecker, worst_checks
+from judge.case_timing import BASELINE, SUBMISSION, CaseTiming, below_physical_floor, time_case
 from judge.host import HostConfig
 from judge.idle_watch import tree_cpu_ns
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
-from judge.runner.baseline import BaselineRunner
+from judge.runner.baseline_session import BaselineRunner
 from judge.runner.session import CallOutcome, RunnerSession
 from judge.scoring import score_slope
-from judge.timing import BASELINE, SUBMISSION, CaseTiming, below_physical_floor, time_case
 from judge.verdict import Verdict
 
 log = logging.getLogger("opjudge.judge")
@@ -46,7 +46,7 @@ class TimingPhase:
     host: HostConfig
     runtime_options: dict[str, Any]
     host_clock: bool
-    baseline_names: BaselineNames | None = None  # which baseline times a case (judge/baseline_check.py)
+    baseline_names: BaselineNames | None = None  # which baseline times a case (judge/baseline_trust.py)
 
     def __post_init__(self) -> None:
         baseline, checker, timeout_s = self.baseline, self.checker, self.host.limits.call_time_limit_s

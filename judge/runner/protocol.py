@@ -7,7 +7,7 @@ the results. A child's message is hostile input once the submission has run (it 
 nonce and forge whole frames): a message of no known kind, without a field, or with a field of
 another type is a `ProtocolViolation` (SV) naming the kind and the field, never an exception in
 the worker (an IE, retried and never charged). The team reads that reason, so it never quotes a
-value the kernel chose (judge/runner/reports.py has the checks of each field).
+value the kernel chose (judge/runner/message_checks.py has the checks of each field).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 from judge.backends import CaseSet
 from judge.errors import JudgeError
 from judge.problem import Case
-from judge.runner import reports as check
+from judge.runner import message_checks as check
 
 
 class ProtocolViolation(JudgeError):
@@ -88,7 +88,7 @@ class Hello:
     python_baseline: bool
     generation_device: str
     deterministic: bool
-    call_guard: bool  # the page reads and the checks after each call (judge/runner/guard.py)
+    call_guard: bool  # the page reads and the checks after each call (judge/runner/child/guard.py)
 
     def to_wire(self) -> dict[str, Any]:
         return {"nonce": self.nonce.hex(), "problem": self.problem, "problems_dir": str(self.problems_dir),
@@ -153,7 +153,7 @@ class Call(_Record):
 
 @dataclass(frozen=True)
 class Go(_Record):
-    """Start the armed call now: the worker's clock runs from here to "ran" (judge/timing.py)."""
+    """Start the armed call now: the worker's clock runs from here to "ran" (judge/case_timing.py)."""
 
     OP = "go"
 
@@ -275,14 +275,14 @@ class CallReport(_Record):
     late_writes: list[str]  # outputs that changed after the call returned
     openmp_level: int = 0  # parallel regions still open on the calling thread after the call
     busy_threads: int = 0  # threads that kept a CPU busy while the runner slept after the call
-    tampering: list[str] = field(default_factory=list)  # guard.py's own sentences, each naming a signal or a tensor
+    tampering: list[str] = field(default_factory=list)  # child/guard.py's sentences, each naming a signal or tensor
     phases_ns: dict[str, int] = field(default_factory=dict)  # where the child's side of the call went (never scored)
     launches: int = -1  # kernel launches the call made where the clock counts them (NPU device timing), else -1
     # The workspace the runner filled with garbage for this call, as the child says: the worker allows
     # its fill time outside the bracket (judge/idle_watch.py), capped at the workspace limit.
     workspace_bytes: int = 0
     # The baseline's child only: why the vendor operator failed on this case, so the baseline kernel ran
-    # instead (child.py); "" otherwise. Read from the baseline's report alone (no team code runs there).
+    # instead (child/main.py); "" otherwise. Read from the baseline's report alone (no team code runs there).
     vendor_failed: str = ""
     # Profiled calls only (judge/profiling/cpu.py): the child's main thread around kernel_run, "cpu"
     # and "wait" (run queue) in ns; the kernel could forge it, and it only ever reaches its own profile.

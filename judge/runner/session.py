@@ -277,7 +277,7 @@ class RunnerSession:
 
     def empty_call(self, timeout_s: float) -> int:
         """The worker's clock around a call with no kernel in it (armed, go, ran): this child's
-        message overhead, taken off the bracket of every call (judge/timing.py)."""
+        message overhead, taken off the bracket of every call (judge/case_timing.py)."""
         self._send(protocol.Empty())
         self._expect(protocol.Armed, timeout_s=timeout_s)
         return self._go_and_time(timeout_s)

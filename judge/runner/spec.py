@@ -33,11 +33,11 @@ class SessionSpec:
     lockdown: bool  # the child seals itself before loading the libraries (judge/sandbox/seal.py)
     runtime_rules: tuple[str, ...] = ()
     readonly_paths: tuple[Path, ...] = ()  # bound read-only besides the judge and the problems
-    python_baseline: bool = False  # the baseline is the vendor's Python operator (judge/runner/baseline.py)
+    python_baseline: bool = False  # the baseline is the vendor's Python operator (judge/runner/baseline_session.py)
     generation_device: str = "cpu"
     deterministic: bool = False
     startup_timeout_s: float = 120.0
-    # The page reads and the checks after each call (judge/runner/guard.py); off only to measure
+    # The page reads and the checks after each call (judge/runner/child/guard.py); off only to measure
     # what they cost (HostConfig.call_guard = False, bench/timing_stability.py).
     call_guard: bool = True
     command_prefix: tuple[str, ...] = ()  # a profiler the child runs under (ncu, msprof op)

@@ -1,6 +1,6 @@
 """The DeviceRuntime seam: memory, stream, clock and cache flush of one backend.
 
-Used inside the runner child (judge/runner/child.py); every method is cheap to
+Used inside the runner child (judge/runner/child/main.py); every method is cheap to
 call between kernel calls and none of it is timed except `time_call`.
 """
 
@@ -53,7 +53,7 @@ class DeviceRuntime(ABC):
 
     def launch_limit(self) -> int:
         """Launches one timed call of the team's kernel may make, 0 for any number. The runner child
-        holds the submission to it, never the baseline (judge/runner/child.py)."""
+        holds the submission to it, never the baseline (judge/runner/child/main.py)."""
         return 0
 
     def peak_flops(self) -> float:

@@ -1,6 +1,6 @@
 """The runner child's last step before it loads a submission: no new process, ever (docs/security.md, layer 4).
 
-`restrict_runner()` is called by `judge.runner.child` once it has imported torch
+`restrict_runner()` is called by `judge.runner.child.main` once it has imported torch
 and numpy (they may start threads and read files while importing) and BEFORE
 it dlopens the submission: a load-time constructor then already runs locked
 down. It stacks a seccomp filter on whatever the launcher installed:

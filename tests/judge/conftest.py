@@ -26,7 +26,7 @@ def no_forged_timer_check(monkeypatch: pytest.MonkeyPatch) -> None:
     That check holds the child's times against the worker's own clock, and on a loaded host an
     honest baseline's gap has crossed its allowance (CI called honest baselines SV). Tests of an
     honest kernel's report must not hang on the host's load; the check itself is tested on
-    scripted times (tests/judge/test_timing.py) and by the exploit corpus, which keeps it on.
+    scripted times (tests/judge/test_case_timing.py) and by the exploit corpus, which keeps it on.
     """
     real = pipeline.get_track
 

@@ -1,4 +1,4 @@
-"""The runner child's busy-thread probe (judge/runner/threads.py) on scripted schedstat readings.
+"""The runner child's busy-thread probe (judge/runner/child/threads.py) on scripted schedstat readings.
 
 The corpus entry exploit_busy_helper_thread (SV) runs the probe for real; these readings pin the
 rule so that it cannot depend on the host's load: a spinning thread is seen whether it got the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from judge.runner.threads import BUSY_RUN_NS, count_busy_threads, schedstat
+from judge.runner.child.threads import BUSY_RUN_NS, count_busy_threads, schedstat
 
 MS = 1_000_000
 WINDOW = 150 * MS  # the correctness calls' late-write probe (pipeline.CORRECTNESS_LATE_PROBE_MS)

@@ -7,7 +7,7 @@ import ctypes
 import pytest
 import torch
 
-from judge.runner.fpenv import FloatingPointGuard
+from judge.runner.child.fpenv import FloatingPointGuard
 
 FE_TOWARDZERO = {"x86_64": 0xC00, "aarch64": 0xC00000}
 

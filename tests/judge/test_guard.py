@@ -1,4 +1,4 @@
-"""The runner's checks against work deferred past the clock (judge/runner/guard.py; docs/security.md, layer 5)."""
+"""The runner's checks against work deferred past the clock (judge/runner/child/guard.py; docs/security.md, layer 5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 
 import torch
 
-from judge.runner.guard import PAGE, CallGuard, PageTouch, Span, spans, unprotected
+from judge.runner.child.guard import PAGE, CallGuard, PageTouch, Span, spans, unprotected
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 PROT_NONE, PROT_READ, PROT_RW = 0, 1, 3
@@ -64,8 +64,8 @@ def test_a_runaway_mapping_count_is_tampering_and_the_read_stays_bounded(monkeyp
     read stops at MAX_MAPPINGS, and so many mappings are themselves a finding (one the worker accepts)."""
     import mmap
 
-    from judge.runner import guard
-    from judge.runner.reports import tampering
+    from judge.runner.child import guard
+    from judge.runner.message_checks import tampering
 
     inputs = {"x": torch.zeros(4 * PAGE, dtype=torch.uint8)}
     monkeypatch.setattr(guard, "MAX_MAPPINGS", 64)  # this process has a few hundred mappings

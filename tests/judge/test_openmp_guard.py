@@ -7,7 +7,7 @@ import ctypes
 import pytest
 import torch  # noqa: F401  (loads the libgomp the runner and the kernels share)
 
-from judge.runner.openmp import OpenMpGuard
+from judge.runner.child.openmp import OpenMpGuard
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from judge import checker, run
+from judge import call_check, run
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
@@ -60,7 +60,7 @@ def test_a_run_over_its_time_limit_is_tle_and_stops(tmp_path: Path, monkeypatch:
 
     fake_time = SimpleNamespace(monotonic=clock.monotonic)
     monkeypatch.setattr(run, "time", fake_time)
-    monkeypatch.setattr(checker, "time", fake_time)  # the oracle's seconds, left out of the run's: 0 here
+    monkeypatch.setattr(call_check, "time", fake_time)  # the oracle's seconds, left out of the run's: 0 here
     monkeypatch.setattr(run, "_check_case", slow_check_case)
     limits = dataclasses.replace(CPU_LIMITS, run_time_limit_s=3.0)
     problem = load_problem("add_mul_relu")

@@ -16,8 +16,8 @@ import pytest
 
 from judge.backends import CaseSet
 from judge.problem import Case
-from judge.runner.baseline import BaselineRunner
-from judge.runner.child import Child
+from judge.runner.baseline_session import BaselineRunner
+from judge.runner.child.main import Child
 from judge.runner.protocol import CallReport
 from judge.runner.session import CallOutcome
 

@@ -12,7 +12,7 @@ runner; see docs/npu-worker.md, "Baselines"):
    None (no module, no torch_npu, or no such operator) means "time the starter kernel";
 2. per case: `reason = kernel.unsupported_reason(case.params, case.dtype, case.flags)`; a reason
    means the starter kernel is the baseline for that case, and the report says which timed it
-   (judge/baseline_check.py asks the module's own `unsupported_reason` in the worker);
+   (judge/baseline_trust.py asks the module's own `unsupported_reason` in the worker);
 3. per call, prepared exactly like a library call (fresh inputs at fresh addresses, flush):
    `prepared = kernel.prepare(device_inputs, scalars)` untimed, then
    `runtime.time_call(lambda: kernel.run(prepared))`, then the outputs `kernel.outputs()`

@@ -32,7 +32,7 @@ MIB = 1 << 20
 #   (like the CUDA track): what a caller of the library would wait for, host work in it included;
 # - "device": the device time of the tasks the call ran, from torch_npu's profiler (device_time.py),
 #   with the launches counted; `max_launches` caps the team's kernel's (CANNjudge's rule: one kernel
-#   per timed call). The cap is applied by the runner child to the submission only (child.py): the
+#   per timed call). The cap is applied by the runner child to the submission only (judge/runner/child/main.py): the
 #   vendor baseline's operator may launch several kernels, which are recorded, never capped.
 # Both declared once, with the NPU's other settings (judge/track_settings/npu.py).
 TIMING_EVENTS, TIMING_DEVICE = NpuSettings.declared()["npu_timing"].declaration.choices

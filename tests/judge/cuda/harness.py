@@ -61,7 +61,7 @@ def call_on_host(library: Path, problem: Problem, case: Case, seed: int) -> Host
     if hasattr(lib, "kernel_workspace_bytes"):
         lib.kernel_workspace_bytes.restype = ctypes.c_int64
         lib.kernel_workspace_bytes.argtypes = [ctypes.c_void_p]
-        # As the runner asks it: the sizes only, every pointer NULL (judge/runner/child.py).
+        # As the runner asks it: the sizes only, every pointer NULL (judge/runner/child/main.py).
         blank = pack_args(struct, pointers=dict.fromkeys(pointers), scalars=scalars)
         wanted = int(lib.kernel_workspace_bytes(ctypes.byref(blank)))
         if wanted:

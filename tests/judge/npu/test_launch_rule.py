@@ -6,7 +6,7 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.results import CaseResult, JudgeResult, result_from_dict
-from judge.runner.kernel import KernelFault, check_launches
+from judge.runner.child.kernel import KernelFault, check_launches
 from judge.runner.protocol import CallReport, ProtocolViolation
 from judge.verdict import Verdict
 

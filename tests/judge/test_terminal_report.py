@@ -9,8 +9,8 @@ from rich.console import Console
 
 from judge.backends import Backend, CaseSet
 from judge.checking import nonfinite_reason
-from judge.report import print_report
 from judge.results import CaseResult, JudgeResult, OutputCheck
+from judge.terminal_report import print_report
 from judge.verdict import Verdict
 
 

@@ -1,7 +1,7 @@
 """The timing loop of one case (docs/rules.md, "Timing").
 
 Submission and baseline alternate (A B B A), each in its own runner child (see
-judge/runner/baseline.py), so their ratio survives drift of the machine's speed; the ratio is
+judge/runner/baseline_session.py), so their ratio survives drift of the machine's speed; the ratio is
 the interquartile mean over pairs (`ratio_estimate`).
 Every call, warm-up included, gets fresh inputs from a seed nobody can predict. One call in
 every block of four, at a random position, is checked against the oracle after the call, and
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from judge.checker import CallCheck, conduct, worst_checks
+from judge.call_check import CallCheck, conduct, worst_checks
 from judge.idle_watch import BUSY_CALLS_SV, OutsideWatch, busy_during
 from judge.limits import Limits
 from judge.problem import Case
@@ -322,7 +322,7 @@ def time_case(
                 result.outputs = worst_checks(result.outputs, check.outputs)
             if lib == BASELINE and check.verdict is Verdict.AC and verify_baseline is not None:
                 verify_started = time.monotonic()
-                check = verify_baseline(case, seed, outcome)  # its first call of the case (baseline_check.py)
+                check = verify_baseline(case, seed, outcome)  # its first call of the case (baseline_trust.py)
                 checking_s += time.monotonic() - verify_started
             if check.verdict is not Verdict.AC:
                 if lib == BASELINE:  # its own child, out of the submission's reach: the judge's fault

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from judge.backends import Backend, CaseSet
-from judge.baseline_check import BASELINE_KERNEL, BaselineNames, first_call_verifier
-from judge.checker import CallCheck
+from judge.baseline_trust import BASELINE_KERNEL, BaselineNames, first_call_verifier
+from judge.call_check import CallCheck
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
@@ -55,7 +55,7 @@ def test_a_wrong_baseline_never_scores_a_run(tmp_path: Path, caplog: pytest.LogC
     reference = tmp_path / "reference_kernels"
     shutil.copytree(DEFAULT_REFERENCE_DIR / "add_mul_relu", reference / "add_mul_relu")
     (reference / "add_mul_relu" / "cpu" / "baseline.cpp").write_bytes(WRONG_BASELINE)
-    with caplog.at_level(logging.ERROR, logger="judge.baseline_check"):
+    with caplog.at_level(logging.ERROR, logger="judge.baseline_trust"):
         result = judge_submission(_request(reference), host=_host(tmp_path))
     assert result.verdict is Verdict.IE, result.message
     assert "fails the pass rule" in result.message and BASELINE_KERNEL in result.message

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judge.checker import CallCheck
+from judge.call_check import CallCheck
 from judge.problem import Case
 from judge.runner.session import CallOutcome
 from judge.verdict import Verdict

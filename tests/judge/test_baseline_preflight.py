@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from judge.backends import Backend, CaseSet
-from judge.baseline_check import BASELINE_KERNEL
-from judge.baseline_selfcheck import BaselineSourcesMissing, baseline_sources, check_baselines, plan
+from judge.baseline_preflight import BaselineSourcesMissing, baseline_sources, check_baselines, plan
+from judge.baseline_trust import BASELINE_KERNEL
 from judge.host import HostConfig
 from judge.problem import load_problem
 from judge.tracks import get_track

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from judge.timing import CheckSampler, stats
+from judge.case_timing import CheckSampler, stats
 
 
 def test_sampler_checks_exactly_one_per_block():
@@ -27,7 +27,7 @@ def test_stats():
 
 
 def test_physical_floor():
-    from judge.timing import below_physical_floor
+    from judge.case_timing import below_physical_floor
 
     # 1 GFLOP at 1 TFLOP/s takes at least 1 ms.
     assert below_physical_floor(1e9, 1e12, 0.9e6)
@@ -36,7 +36,7 @@ def test_physical_floor():
 
 
 def test_paired_ratio_ignores_bursts_that_hit_both():
-    from judge.timing import paired_ratio
+    from judge.case_timing import paired_ratio
 
     # A slow burst hits pairs 3-5 for both kernels; the submission is always 2x the baseline.
     sub = [20, 20, 200, 200, 200, 20, 20]
@@ -76,10 +76,10 @@ def _scripted_pair() -> tuple[_ScriptedSession, _ScriptedSession]:
 
 def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
@@ -102,11 +102,11 @@ def test_time_case_checks_a_quarter_of_the_timed_calls_and_at_least_three():
 
 def test_one_submission_call_in_every_block_gets_the_late_write_probe_and_no_baseline_call_does():
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import LATE_WRITE_PROBE_BLOCK, LATE_WRITE_PROBE_MS, time_case
     from judge.limits import Limits
     from judge.problem import Case
     from judge.runner.session import CallOutcome
-    from judge.timing import LATE_WRITE_PROBE_BLOCK, LATE_WRITE_PROBE_MS, time_case
     from judge.verdict import Verdict
 
     class Recording(_ScriptedSession):
@@ -137,7 +137,7 @@ def test_one_submission_call_in_every_block_gets_the_late_write_probe_and_no_bas
 
 def test_a_security_violation_outranks_a_bad_return_code():
     from judge.backends import CaseSet
-    from judge.checker import conduct
+    from judge.call_check import conduct
     from judge.problem import Case
     from judge.runner.session import CallOutcome
     from judge.verdict import Verdict
@@ -151,19 +151,19 @@ def test_the_oracles_checks_do_not_use_up_the_timing_budget(monkeypatch):
     """A slow oracle must not cut the timed calls short: the budget is for timing."""
     from types import SimpleNamespace
 
-    from judge import timing
+    from judge import case_timing
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     # The timing loop's clock is scripted: only the checks take time (50 ms each), the scripted calls
     # none, so the outcome cannot hang on how fast this host runs the loop itself.
     now = [0.0]
-    monkeypatch.setattr(timing, "time", SimpleNamespace(monotonic=lambda: now[0],
-                                                        perf_counter_ns=lambda: int(now[0] * 1e9)))
+    monkeypatch.setattr(case_timing, "time", SimpleNamespace(monotonic=lambda: now[0],
+                                                             perf_counter_ns=lambda: int(now[0] * 1e9)))
 
     def slow_check(case, seed, outcome):
         now[0] += 0.05
@@ -183,11 +183,11 @@ def test_a_failure_in_the_baselines_own_child_is_the_judges():
     a runtime thread started late would only make a spurious IE; and the submission's child is
     never asked to run the baseline."""
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
     from judge.runner.session import CallOutcome
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     class Baseline(_ScriptedSession):
@@ -245,10 +245,10 @@ class _BracketedSession:
 
 def _time_bracketed(submission, baseline, host_clock: bool = True):
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
@@ -272,7 +272,7 @@ def test_a_call_is_timed_by_the_workers_clock_less_its_childs_overhead():
 
 
 def test_a_kernel_that_slows_its_own_childs_empty_calls_gains_at_most_the_slack():
-    from judge.timing import OVERHEAD_SLACK_NS
+    from judge.case_timing import OVERHEAD_SLACK_NS
 
     honest = _time_bracketed(_BracketedSession(call_ns=1_000_000, overhead_ns=30_000),
                              _BracketedSession(call_ns=1_000_000, overhead_ns=30_000))
@@ -290,7 +290,7 @@ def test_device_tracks_keep_the_devices_own_clock():
 
 
 def test_the_ratio_is_the_interquartile_mean_of_the_pairs():
-    from judge.timing import ratio_estimate
+    from judge.case_timing import ratio_estimate
 
     # A burst that hits one side of a few pairs moves it no more than it moves the median.
     ratios = [1.20, 1.21, 1.19, 1.20, 1.22, 1.18, 1.20, 3.0, 0.4, 1.20, 1.21, 1.19]
@@ -304,7 +304,7 @@ def test_the_interquartile_mean_is_steadier_than_the_median_and_its_interval_hol
     import random
     import statistics
 
-    from judge.timing import ratio_estimate
+    from judge.case_timing import ratio_estimate
 
     chance = random.Random(15)
     judgings = [[1.2 * (1 + chance.gauss(0, 0.02)) for _ in range(40)] for _ in range(300)]
@@ -317,7 +317,7 @@ def test_the_interquartile_mean_is_steadier_than_the_median_and_its_interval_hol
 
 
 def test_the_stop_rule_is_the_interval_of_the_paired_ratio():
-    from judge.timing import ratio_interval, relative_half_width
+    from judge.case_timing import ratio_interval, relative_half_width
 
     assert ratio_interval([1.0] * 5) == (0.0, float("inf"))  # too few pairs to say
     steady = [1.0 + 0.001 * (i % 5) for i in range(100)]
@@ -329,10 +329,10 @@ def test_the_stop_rule_is_the_interval_of_the_paired_ratio():
 
 def test_a_precise_ratio_stops_the_timing_early_and_a_noisy_one_uses_the_budget():
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
@@ -356,10 +356,10 @@ def test_a_precise_ratio_stops_the_timing_early_and_a_noisy_one_uses_the_budget(
 
 def test_a_case_timed_again_goes_on_from_its_earlier_pairs():
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.timing import time_case
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
@@ -377,7 +377,7 @@ def test_a_case_timed_again_goes_on_from_its_earlier_pairs():
 
 def test_a_call_longer_than_the_bracket_around_it_is_a_tampered_timer():
     from judge.backends import CaseSet
-    from judge.checker import conduct
+    from judge.call_check import conduct
     from judge.problem import Case
     from judge.runner.session import CallOutcome
     from judge.verdict import Verdict
@@ -414,7 +414,7 @@ def test_a_failure_the_submission_earned_is_not_hidden_behind_a_later_internal_e
 def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     """judge/timing_phase.py: a steady case stops on its interval; a noisy one gets the rounds after."""
     from judge.backends import Backend, CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
     from judge.host import HostConfig
     from judge.limits import Limits
     from judge.problem import Case
@@ -463,7 +463,7 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
 
 
 def test_spare_rounds_go_where_they_take_most_off_the_scores_variance():
-    from judge.timing import CaseTiming
+    from judge.case_timing import CaseTiming
     from judge.timing_phase import _uncertainty
 
     near_one = CaseTiming(ratio=1.0, ratio_half_width=0.01, spent_s=1.0)
@@ -477,7 +477,7 @@ def test_spare_rounds_go_where_they_take_most_off_the_scores_variance():
 def test_the_submissions_overhead_cap_follows_the_baselines_own_spread():
     """On a loaded host the children's empty calls spread widely: an honest child whose median
     lands higher by chance is not charged for it; a quiet baseline keeps the cap at the slack."""
-    from judge.timing import BASELINE, OVERHEAD_SLACK_NS, SUBMISSION, Series
+    from judge.case_timing import BASELINE, OVERHEAD_SLACK_NS, SUBMISSION, Series
 
     quiet = Series(empties={SUBMISSION: [100_000] * 20, BASELINE: [30_000 + 1_000 * (i % 3) for i in range(20)]})
     assert quiet.overheads()[SUBMISSION] == quiet.overheads()[BASELINE] + OVERHEAD_SLACK_NS
@@ -489,7 +489,7 @@ def test_a_checks_truth_is_started_before_the_outputs_are_fetched_and_waited_for
     """judge/timing_phase.py: once a call has ended, the worker's inputs and truth are made while the child
     sends its outputs (the submission's checked calls and the baseline's first call of a case alike)."""
     from judge.backends import CaseSet
-    from judge.checker import CallCheck
+    from judge.call_check import CallCheck
     from judge.host import HostConfig
     from judge.limits import Limits
     from judge.problem import Case

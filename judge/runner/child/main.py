@@ -31,12 +31,12 @@ from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner import protocol
-from judge.runner.fpenv import FloatingPointGuard
+from judge.runner.child.fpenv import FloatingPointGuard
+from judge.runner.child.guard import CallGuard, PageTouch, spans
+from judge.runner.child.kernel import KernelCalls, KernelFault, LibraryLoadError, WorkspaceRefused, check_launches
+from judge.runner.child.openmp import OpenMpGuard
+from judge.runner.child.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns
 from judge.runner.framing import encode_message, write_frames
-from judge.runner.guard import CallGuard, PageTouch, spans
-from judge.runner.kernel import KernelCalls, KernelFault, LibraryLoadError, WorkspaceRefused, check_launches
-from judge.runner.openmp import OpenMpGuard
-from judge.runner.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns
 from judge.sandbox.seal import seal_runner
 from judge.tracks import get_track
 
@@ -91,7 +91,7 @@ class Child:
         if hello.python_baseline and track.python_baseline is not None:
             self.vendor = track.python_baseline(hello.reference_dir, hello.problem, hello.runtime)
         self.generation_device = hello.generation_device
-        self.call_guard = hello.call_guard  # judge/runner/guard.py; off only to measure it
+        self.call_guard = hello.call_guard  # judge/runner/child/guard.py; off only to measure it
         if hello.deterministic:
             set_deterministic(True, warn_only=True)  # as the worker does (pipeline)
         self.case: Case | None = None
@@ -152,7 +152,7 @@ class Child:
     def _make_inputs(self, case: Case, seed: int) -> dict[str, Any]:
         """The call's inputs, made as the worker makes them: with deterministic algorithms, also in the
         baseline's child (which runs without them, so a vendor operator is timed as its users run
-        it), since the worker checks the baseline's outputs too (judge/baseline_check.py)."""
+        it), since the worker checks the baseline's outputs too (judge/baseline_trust.py)."""
         was = torch.are_deterministic_algorithms_enabled()
         set_deterministic(True, warn_only=True)
         try:
@@ -300,7 +300,7 @@ class Child:
 
     def empty_call(self) -> None:
         """The timed bracket with no kernel in it: armed, go, the same page reads, ran. The worker's
-        clock around it is this child's message overhead, which timing.py takes off every call."""
+        clock around it is this child's message overhead, which case_timing.py takes off every call."""
         touch = PageTouch(self.last_outputs if self.call_guard else {})
         ran = self._wait_for_go()
         self.runtime.time_call(lambda: 0)
@@ -311,7 +311,7 @@ class Child:
         """Say the call is ready and wait for the worker's go; the "ran" message that ends the call,
         made now (one write, no encoding on the clock: `send_ready`). The worker times go -> ran on
         its own clock, out of every kernel's reach: that bracket, less this child's overhead, is
-        the call's time on the CPU track (judge/timing.py). The child polls for the go a moment
+        the call's time on the CPU track (judge/case_timing.py). The child polls for the go a moment
         before it blocks, so that waking up from a blocked read is not inside the bracket."""
         self.send(protocol.Armed())
         ran = b"".join(encode_message(self.nonce, self.seq, protocol.Ran().to_wire(), {}))
@@ -333,7 +333,8 @@ class Child:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="opjudge runner child (started by the worker)")
+    parser = argparse.ArgumentParser(prog="judge.runner.child",
+                                     description="opjudge runner child (started by the worker)")
     parser.add_argument("--cmd-fd", type=int, required=True)
     parser.add_argument("--result-fd", type=int, required=True)
     options = parser.parse_args()
@@ -397,6 +398,3 @@ def _report_error(child: Child | None, hello: protocol.Hello | None, fd: int, ki
     elif hello is not None:
         write_frames(fd, encode_message(hello.nonce, 0, protocol.RunnerError(kind, detail).to_wire(), {}))
 
-
-if __name__ == "__main__":
-    main()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.backends import Backend, CaseSet
-from judge.baseline_check import BASELINE_KERNEL, BaselineNames
+from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import baseline_source_files
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig

@@ -43,7 +43,7 @@ class BaselineRunner:
     def __init__(self, session: RunnerSession) -> None:
         self.session = session
         self._case = ""
-        # Cases the vendor operator failed on, so the baseline kernel timed them (child.py, _vendor_runs):
+        # Cases the vendor operator failed on, so the baseline kernel timed them (child/main.py, _vendor_runs):
         # the organisers' concern, read by the pipeline after timing; the reason may quote a private case.
         self.vendor_failures: dict[str, str] = {}
 
@@ -77,7 +77,7 @@ class BaselineRunner:
         return outcome
 
     def fetch_outputs(self, timeout_s: float) -> dict[str, Any]:
-        """The outputs of the last call, for the oracle's check of the baseline (judge/baseline_check.py)."""
+        """The outputs of the last call, for the oracle's check of the baseline (judge/baseline_trust.py)."""
         with self._judges_fault("send its outputs"):
             return self.session.fetch_outputs(timeout_s)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from judge.backends import Backend
-from judge.checker import OracleChecker
+from judge.call_check import OracleChecker
 from judge.fingerprint import fingerprint
 from judge.problem import load_problem, make_inputs
 from judge.runner.session import CallOutcome
@@ -119,7 +119,7 @@ def test_r_runs_beside_g_on_one_thread_each_and_gives_the_same_bits(monkeypatch:
 
     monkeypatch.setattr(module, "oracle", oracle)
     monkeypatch.setattr(module, "reference", reference)
-    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr("judge.call_check.os.sched_getaffinity", lambda pid: {0, 1})
     before = torch.get_num_threads()
     checker = OracleChecker(problem, oracle_threads=1)
     try:
@@ -132,7 +132,7 @@ def test_r_runs_beside_g_on_one_thread_each_and_gives_the_same_bits(monkeypatch:
     finally:
         checker.close()
     # One core, or an oracle given several threads: G then R on the calling thread, as before.
-    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr("judge.call_check.os.sched_getaffinity", lambda pid: {0})
     alone = OracleChecker(problem, oracle_threads=1)
     alone._truth(case, 5, inputs, cacheable=False)
     assert alone._side is None and seen["R"][0] == threading.get_ident()
@@ -155,7 +155,7 @@ def test_a_failing_oracle_waits_for_the_reference_beside_it(monkeypatch: pytest.
 
     monkeypatch.setattr(problem.module, "oracle", oracle)
     monkeypatch.setattr(problem.module, "reference", reference)
-    monkeypatch.setattr("judge.checker.os.sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr("judge.call_check.os.sched_getaffinity", lambda pid: {0, 1})
     checker = OracleChecker(problem, oracle_threads=1)
     try:
         with pytest.raises(RuntimeError, match="oracle failed"):
