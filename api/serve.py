@@ -4,6 +4,10 @@ Embedded default (the memory broker): a SQLite file under var/ and an in-process
 worker thread; `make run` needs nothing else. With OPJUDGE_BROKER_URL=redis://...
 runs go to Celery and separate `opjudge worker` processes judge them (`--worker`
 starts one beside the server for convenience).
+
+It lives in api/ beside the command line (api/cli.py, api/service_commands.py) because it
+starts the API process; it is also where that process takes parts from workers/: the reaper,
+the in-process worker and, with a broker, the Celery dispatcher (imported only then).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from api.settings import Settings
 from api.store.db import Database, upgrade_database
 from api.store.seed import DEMO_PROBLEMS, DemoSeed, seed_demo
 from workers.context import WorkerContext
@@ -117,7 +122,7 @@ def _seed(settings: WorkerSettings, *, reissue: bool = False) -> DemoSeed:
         db.dispose()
 
 
-def _submit_baselines(settings: WorkerSettings, seed: DemoSeed) -> None:
+def _submit_baselines(settings: Settings, seed: DemoSeed) -> None:
     """Give the demo judged entries: each demo team in turn submits one problem's CPU baseline.
 
     The runs are stored pending; the reaper below hands them to the worker within seconds,

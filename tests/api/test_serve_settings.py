@@ -7,8 +7,8 @@ import stat
 import pytest
 from pydantic import ValidationError
 
+from api.serve import serve_settings
 from judge.backends import CaseSet
-from workers.serve import serve_settings
 from workers.settings import WorkerSettings
 
 

@@ -1,4 +1,8 @@
-"""`opjudge serve` and `opjudge worker`, registered on the one Typer app by api/cli.py."""
+"""`opjudge serve`, `opjudge worker` and `opjudge admin-token`, registered on the one Typer app by api/cli.py.
+
+`serve` runs api/serve.py; `worker` runs workers/worker.py. Each command imports what it runs only
+when it runs, so building the command line loads neither uvicorn nor Celery.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ def serve_command(
     log_level: Annotated[str, typer.Option(help="debug, info, warning")] = "info",
 ) -> None:
     """Serve the API (migrations run first). Without OPJUDGE_BROKER_URL, runs are judged in this process."""
-    from workers.serve import serve, serve_settings
+    from api.serve import serve, serve_settings
 
     _logging(log_level)
     try:
@@ -71,11 +75,11 @@ def admin_token_command(
     label: Annotated[str, typer.Option(help="whose token this is, shown in the audit log")] = "operator",
 ) -> None:
     """Issue an organiser token straight into the database (the first one, or after a pepper change)."""
+    from api.serve import serve_settings
     from api.store.db import Database, upgrade_database
     from api.store.enums import Role
     from api.store.tokens import issue_token
     from api.store.types import utcnow
-    from workers.serve import serve_settings
 
     try:
         settings = serve_settings()
