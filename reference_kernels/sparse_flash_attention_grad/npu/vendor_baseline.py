@@ -20,7 +20,7 @@ docs/aclnnSparseFlashAttentionGrad.md), and the worker's detected CANN version (
 "cann_version", judge/tracks/npu/cann.py) picks the row. A version with no row gets no vendor baseline:
 the starter kernel times every case, and the report says why. `unsupported_reason` refuses every case
 outside the row; the starter kernel times those. The worker checks the operator's outputs against the
-oracle on its first call of each case before any of its times count (judge/baseline_check.py), and
+oracle on its first call of each case before any of its times count (judge/baseline_trust.py), and
 `opjudge doctor` lists, per case of the problem, which baseline will time it on this worker.
 """
 
