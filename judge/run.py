@@ -12,7 +12,7 @@ import platform
 import time
 from pathlib import Path
 
-from judge.backends import Backend, CaseSet, Isolation, Stage
+from judge.backends import CaseSet, Isolation, Stage
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import BuiltKernels
 from judge.call_check import OracleChecker, conduct
@@ -94,12 +94,12 @@ class Run:
         box_limits = SandboxLimits(
             cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, self.threads),
             max_processes=runner_process_limit(limits.max_processes, self.threads),
-            address_space_mib=_address_space_mib(track, backend, memory_cgroups is not None),
+            address_space_mib=_address_space_mib(track, memory_cgroups is not None),
             max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
             devices=tuple(track.device_nodes(host)),
             # Shared memory and tmpfs files count too; no IPC objects on the CPU track, whose seal
             # refuses them as well (the device runtimes need shared memory). docs/security.md, "Memory".
-            memory_mib=limits.child_memory_mib or None, ipc_limits=backend is Backend.CPU,
+            memory_mib=limits.child_memory_mib or None, ipc_limits=track.no_ipc,
         )
         return SessionSpec(
             sandbox=sandbox, problem=self.problem, backend=backend.value, libraries={},
@@ -360,11 +360,12 @@ def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict
     row.passed, row.verdict, row.message = False, verdict, f"case {case.name}: {reason}"
 
 
-def _address_space_mib(track: Track, backend: Backend, memory_cgroup: bool) -> int | None:
-    """RLIMIT_AS of a CPU runner child. With a memory cgroup the group is the memory limit and the
+def _address_space_mib(track: Track, memory_cgroup: bool) -> int | None:
+    """RLIMIT_AS of a runner child on a track with a host memory limit (device tracks set none).
+    With a memory cgroup the group is the memory limit and the
     address space only a backstop (four times the limit): reserved but untouched address space is
     no memory, and OpenMP threads' stacks and glibc's 64 MiB malloc arenas reserve a lot of it on a
     many-core host. Without a group the address space is the limit (docs/security.md, "Memory")."""
-    if backend is not Backend.CPU or not track.limits.memory_limit_mib:
+    if not track.limits.memory_limit_mib:
         return None
     return track.limits.memory_limit_mib * (4 if memory_cgroup else 1)

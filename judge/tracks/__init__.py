@@ -75,6 +75,10 @@ class Track:
     # ready; its hello, and so any submission code, still waits until the baseline is ready. Not on
     # device tracks: the baseline measures its device's event overhead while it starts.
     early_submission_start: bool = False
+    # The runner child may create no SysV IPC objects (zero IPC limits in its IPC namespace), so no
+    # memory escapes its cgroup's count that way; device runtimes need shared memory, so off there.
+    # docs/security.md, "Memory".
+    no_ipc: bool = False
     # The per-case profiler (judge/profiling/context.py): `profile_case(ctx) -> list[ProfileSection]`;
     # None: every profile says the track has none. (Typed loosely: the context imports the runner.)
     profiler: Callable[[Any], list[Any]] | None = None

@@ -83,6 +83,7 @@ TRACK = Track(
     device_nodes=lambda host: [],
     host_clock=True,
     early_submission_start=True,
+    no_ipc=True,  # its seal refuses IPC objects too
     runner_env=lambda host: dict(RUNNER_OPENMP_ENV),
     policy_rules=RULES,
     seal_decisions=DECISIONS,  # judge/tracks/cpu/seal.py
