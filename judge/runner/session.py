@@ -188,7 +188,7 @@ class RunnerSession:
             return  # closing twice could close a descriptor number reused since
         self._closed = True
         with contextlib.suppress(OSError, ValueError):
-            self._commands.write(protocol.encode_command(protocol.Exit()))
+            self._commands.write(protocol.EXIT_LINE)
             self._commands.flush()
         self.kill(grace_s=2.0)
         with contextlib.suppress(OSError):
