@@ -20,15 +20,7 @@ from typing import Any
 from judge.backends import Backend
 from judge.host import HostConfig
 from judge.track_settings import settings_classes
-
-# The doctor check that names the toolchain / device / driver of each backend.
-_TOOLCHAIN = {
-    Backend.CPU: ("cpu", "compiler"),
-    Backend.CUDA: ("cuda", "compiler"),
-    Backend.NPU: ("npu", "CANN toolkit"),
-}
-_DEVICE = {Backend.CUDA: ("cuda", "device"), Backend.NPU: ("npu", "torch_npu")}
-_DRIVER = {Backend.NPU: ("npu", "driver")}
+from judge.tracks import get_track
 
 
 def describe_worker(backend: Backend, host: HostConfig, *, queue: str, timeout_s: float = 180.0) -> dict[str, str]:
@@ -62,9 +54,15 @@ def probe(backend: Backend, host: HostConfig) -> dict[str, str]:
         check = checks.get(key) if key else None
         return check.detail if check and check.ok else ""
 
-    info["toolchain"] = detail(_TOOLCHAIN[backend]) or "unavailable"
-    info["device"] = detail(_DEVICE.get(backend)) or (_cpu_model() if backend is Backend.CPU else "unavailable")
-    info["driver"] = detail(_DRIVER.get(backend)) or (_nvidia_driver() if backend is Backend.CUDA else "")
+    # Which checks name the toolchain, device and driver is the track's to say (judge/tracks/__init__.py).
+    report = get_track(backend).host_report
+
+    def own(name: str | None) -> tuple[str, str] | None:
+        return (backend.value, name) if name else None
+
+    info["toolchain"] = detail(own(report.toolchain)) or "unavailable"
+    info["device"] = detail(own(report.device)) or report.device_probe()
+    info["driver"] = detail(own(report.driver)) or report.driver_probe()
     # What isolation this host can give (strict, degraded), whatever mode the worker asks for.
     info["sandbox"] = detail(("sandbox", "auto mode gives")) or "unavailable"
     info["sandbox_mode"] = host.sandbox_mode
@@ -84,25 +82,6 @@ def _host_fields(host: HostConfig) -> dict[str, Any]:
 def _plain(fields: dict[str, Any]) -> dict[str, Any]:
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in fields["settings"].items()}
     return {**fields, "settings": settings}
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({len(os.sched_getaffinity(0))} cores usable)"
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _nvidia_driver() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return f"NVIDIA driver {out.split()[0]}" if out.strip() else ""
 
 
 def _tail(text: str) -> str:

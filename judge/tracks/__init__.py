@@ -36,6 +36,27 @@ from judge.toolchains.base import Toolchain
 DoctorCheck = tuple[str, Callable[[], str]]
 
 
+def _none() -> str:
+    return ""
+
+
+def _unavailable() -> str:
+    return "unavailable"
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """What a worker says of its host on start (workers/hostinfo.py): the findings of the track's doctor
+    checks named here (`doctor_checks`' names), or where a check is not named or fails, the track's own
+    probe (docs/architecture.md, "The seams": nothing but the track names its backend)."""
+
+    toolchain: str = "compiler"
+    device: str | None = None
+    driver: str | None = None
+    device_probe: Callable[[], str] = _unavailable
+    driver_probe: Callable[[], str] = _none
+
+
 @dataclass(frozen=True)
 class Track:
     backend: Backend
@@ -91,6 +112,8 @@ class Track:
     # this instead of the track's own: a profiler may not honour how the track selects its device.
     under_profiler: Callable[[HostConfig, dict[str, str], dict[str, Any]],
                              tuple[dict[str, str], dict[str, Any]]] | None = None
+    # Its toolchain, device and driver as a worker reports them on start (workers/hostinfo.py).
+    host_report: HostReport = HostReport()
 
 
     @property

@@ -30,6 +30,7 @@ from judge.sandbox.seal import RuntimeRule
 from judge.submission import check_name, make_sources, source_suffixes
 from judge.tracks import find_track_by_queue, get_track, register_track, unregister_track
 from judge.verdict import Verdict
+from workers.hostinfo import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,10 +41,15 @@ from __future__ import annotations
 import dataclasses
 
 from judge.backends import Backend
-from judge.tracks import Track
+from judge.tracks import HostReport, Track
 from judge.tracks import cpu
 
 from .seal import DECISIONS
+
+
+def doctor_checks(host):
+    return [*cpu.TRACK.doctor_checks(host), ("toy kit", lambda: "toykit 1.0")]
+
 
 TRACK = Track(
     backend=Backend("toycpu"),
@@ -58,7 +64,9 @@ TRACK = Track(
     policy_rules=dataclasses.replace(cpu.TRACK.policy_rules, source_suffixes=frozenset({".cxx", ".hxx"})),
     seal_decisions=DECISIONS,
     profiler=cpu.profile_case,
-    doctor_checks=cpu.TRACK.doctor_checks,
+    doctor_checks=doctor_checks,
+    host_report=HostReport(toolchain="toy kit", device_probe=lambda: "a toy board",
+                           driver_probe=lambda: "toy driver 2"),
 )
 '''
 
@@ -126,11 +134,17 @@ def test_a_registered_track_is_a_backend_everywhere(toy: Path) -> None:
     assert set(track.runtime_rules) == set(RuntimeRule) - {RuntimeRule.SIGNAL_HANDLERS}
     # The doctor asks it for its checks.
     checks = [c for c in doctor_report(HostConfig(work_root=toy.parent)) if c.area == "toycpu"]
-    assert [c.name for c in checks] == ["compiler", "openmp"]
+    assert [c.name for c in checks] == ["compiler", "openmp", "toy kit"]
     # The runner child, whose environment starts empty, finds the track's folder.
     host = HostConfig(work_root=toy.parent, limits=track.limits)
     assert str(toy.resolve()) in track.runner_env(host).values()
     assert toy.resolve() in track.readonly_paths(host)
+
+
+def test_a_worker_reports_the_toolchain_device_and_driver_its_track_names(toy: Path) -> None:
+    info = probe(Backend("toycpu"), HostConfig(work_root=toy.parent))
+    assert info["toycpu.toy kit"] == "toykit 1.0"
+    assert (info["toolchain"], info["device"], info["driver"]) == ("toykit 1.0", "a toy board", "toy driver 2")
 
 
 def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:

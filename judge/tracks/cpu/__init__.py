@@ -12,8 +12,8 @@ from judge.host import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.policy.cpu import RULES
 from judge.track_settings.cpu import CpuSettings
-from judge.tracks import Track
-from judge.tracks.cpu.doctor import doctor_checks
+from judge.tracks import HostReport, Track
+from judge.tracks.cpu.doctor import cpu_model, doctor_checks
 from judge.tracks.cpu.evict import helper_for
 from judge.tracks.cpu.runtime import CpuRuntime, last_level_cache_bytes
 from judge.tracks.cpu.seal import DECISIONS
@@ -89,4 +89,5 @@ TRACK = Track(
     seal_decisions=DECISIONS,  # judge/tracks/cpu/seal.py
     profiler=profile_case,
     doctor_checks=doctor_checks,
+    host_report=HostReport(device_probe=cpu_model),  # the compiler's check names the toolchain
 )

@@ -20,8 +20,8 @@ from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
 from judge.policy.cuda import RULES
 from judge.track_settings.cuda import CudaSettings
-from judge.tracks import Track
-from judge.tracks.cuda.device import device_nodes, driver_library, find_peak, floor_peak_flops, gpu_name
+from judge.tracks import HostReport, Track
+from judge.tracks.cuda.device import device_nodes, driver_library, find_peak, floor_peak_flops, gpu_name, nvidia_driver
 from judge.tracks.cuda.doctor import doctor_checks
 from judge.tracks.cuda.runtime import MIN_FLUSH_BYTES, CudaRuntime
 from judge.tracks.cuda.seal import DECISIONS
@@ -131,4 +131,5 @@ TRACK = Track(
     profiler=profile_case,
     doctor_checks=doctor_checks,
     queue_device_setting="cuda_gpu",  # judge.cuda.<kind>
+    host_report=HostReport(device="device", driver_probe=nvidia_driver),
 )

@@ -83,6 +83,16 @@ def gpu_name(index: int | str = 0) -> str:
     return out.strip().splitlines()[0].strip() if out.strip() else ""
 
 
+def nvidia_driver() -> str:
+    """The NVIDIA driver's version as `nvidia-smi` reports it ("NVIDIA driver 550.54.15"); "" without one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"NVIDIA driver {out.split()[0]}" if out.strip() else ""
+
+
 @cache
 def driver_library() -> str | None:
     """The path of libcuda.so.1 as this process's loader finds it; None without a driver.

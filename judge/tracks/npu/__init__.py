@@ -19,7 +19,7 @@ from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.limits import DEVICE_LIMITS
 from judge.track_settings.npu import NpuSettings
-from judge.tracks import Track
+from judge.tracks import HostReport, Track
 from judge.tracks.npu.baseline import python_baseline
 from judge.tracks.npu.cann import cann_version, soc_family
 from judge.tracks.npu.doctor import doctor_checks
@@ -165,6 +165,7 @@ TRACK = Track(
     doctor_checks=doctor_checks,
     queue_device_setting="npu_soc",  # judge.npu.<kind>
     under_profiler=under_profiler,
+    host_report=HostReport(toolchain="CANN toolkit", device="torch_npu", driver="driver"),  # doctor.py's checks
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
