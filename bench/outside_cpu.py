@@ -21,7 +21,7 @@ from pathlib import Path
 from _common import REPO_ROOT, SFA_BASELINE, judge_file
 
 from judge.backends import CaseSet
-from judge.idle_watch import OUTSIDE_CALL_FACTOR, OUTSIDE_CALLS_SV, OUTSIDE_MEDIAN_SHARE
+from judge.idle_watch import OUTSIDE_CALL_FACTOR, OUTSIDE_CALLS_SV, OUTSIDE_FAR_FACTOR, OUTSIDE_MEDIAN_SHARE
 
 DEFAULT_KERNELS = [
     SFA_BASELINE,
@@ -53,11 +53,13 @@ def main() -> None:
     logger = logging.getLogger("opjudge.judge")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs; SV: {OUTSIDE_CALLS_SV} calls over "
-          f"{OUTSIDE_CALL_FACTOR} x the baseline's median + 5 ms, or the case's median over "
+    far = OUTSIDE_CALL_FACTOR + OUTSIDE_FAR_FACTOR
+    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs; a call is over past "
+          f"{OUTSIDE_CALL_FACTOR} x the baseline's median + 5 ms; SV: {OUTSIDE_CALLS_SV} calls past about "
+          f"{far:.0f} x, or the case's median over; logged: the median over "
           f"{1 + OUTSIDE_MEDIAN_SHARE:.2f} x the baseline's + 3 ms")
     print(f"{'kernel':<16} {'case':<18} {'calls':>5} {'sub q1/med/q3 ms':>20} {'base q1/med/q3 ms':>20} "
-          f"{'worst':>7} {'over':>4} {'helper q3/max sub, max base ms':>32}")
+          f"{'worst':>7} {'over':>4} {'far':>3} {'helper q3/max sub, max base ms':>32}")
     for kernel in args.kernel or DEFAULT_KERNELS:
         handler.rows.clear()
         started = time.monotonic()
@@ -66,7 +68,7 @@ def main() -> None:
             sub = f"{f['submission_q1_ms']:.1f}/{f['submission_ms']:.1f}/{f['submission_q3_ms']:.1f}"
             base = f"{f['baseline_q1_ms']:.1f}/{f['baseline_ms']:.1f}/{f['baseline_q3_ms']:.1f}"
             print(f"{kernel.stem[:16]:<16} {case[:18]:<18} {int(f['calls']):>5} {sub:>20} {base:>20} "
-                  f"{f['worst_ms']:>7.1f} {int(f['calls_over']):>4} "
+                  f"{f['worst_ms']:>7.1f} {int(f['calls_over']):>4} {int(f['calls_far']):>3} "
                   f"{f['helper_submission_q3_ms']:>10.3f}/{f['helper_submission_max_ms']:.3f}, "
                   f"{f['helper_baseline_max_ms']:.3f}")
         if result.verdict.value != "AC":

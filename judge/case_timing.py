@@ -304,8 +304,8 @@ def time_case(
                     return False
             outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probe,
                            workspace_bytes=outcome.workspace_bytes)
-            if outside.gross():
-                result.failure = _outside_failure(case, outside, max(outside.over))
+            if excess := outside.worked_outside():
+                result.failure = _outside_failure(case, outside, excess)
                 return False
             if outside.helpers_worked():
                 result.failure = _helpers_failure(case, outside)
@@ -364,6 +364,9 @@ def time_case(
                     "more than the case-level allowance (%s)", case.name, excess / 1e6, outside.figures())
     if outside.helpers_worked(case_over=True):
         result.failure = _helpers_failure(case, outside)
+        return result
+    if excess := outside.worked_outside(case_over=True):
+        result.failure = _outside_failure(case, outside, excess)
         return result
     if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
         return result
