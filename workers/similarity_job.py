@@ -27,6 +27,7 @@ from api.store.jobs import JobView
 from api.store.similarity import FoundPair, ReviewDocument, review_documents, store_pairs
 from judge.backends import Backend
 from judge.problem import load_problem
+from judge.tracks import get_track
 from workers.context import WorkerContext
 from workers.similarity_spans import filtered_spans, matched_ranges
 
@@ -35,8 +36,12 @@ log = logging.getLogger("opjudge.worker")
 NOISE_T = 20  # k: matches shorter than this many (filtered) characters are ignored
 GUARANTEE_T = 30  # every match at least this long is found (window = GUARANTEE_T - NOISE_T + 1)
 COMMON_SHARE = 0.5
-LANGUAGE = {Backend.CPU: "cpp", Backend.CUDA: "cuda", Backend.NPU: "cpp"}
 SEPARATOR = "\n"
+
+
+def source_language(backend: Backend) -> str:
+    """The lexer a backend's sources are read with: its track's to say (judge/tracks/__init__.py)."""
+    return get_track(backend).source_language
 
 
 @dataclass
@@ -124,9 +129,10 @@ def _fingerprint(doc: ReviewDocument, boilerplate: np.ndarray) -> _Print:
         parts.append(text)
         offset += len(text) + len(SEPARATOR)
     text = SEPARATOR.join(parts)
+    language = source_language(doc.backend)
     fingerprint = CodeFingerprint(f"submission-{doc.submission_id}", NOISE_T, GUARANTEE_T - NOISE_T + 1,
-                                  boilerplate=boilerplate, fp=io.StringIO(text), language=LANGUAGE[doc.backend])
-    mapped = filtered_spans(text, LANGUAGE[doc.backend])
+                                  boilerplate=boilerplate, fp=io.StringIO(text), language=language)
+    mapped = filtered_spans(text, language)
     spans = mapped[1] if mapped is not None and mapped[0] == fingerprint.filtered_code else None
     return _Print(doc, text, starts, fingerprint, spans)
 
@@ -137,7 +143,7 @@ def _boilerplate(ctx: WorkerContext, slug: str, docs: list[ReviewDocument]) -> n
     paths: list[Path] = [problem.header, *problem.baselines.values()]
     paths += sorted((ctx.settings.reference_dir / slug).glob("**/starter*"))
     texts = [path.read_text(errors="replace") for path in paths if path.is_file()]
-    return boilerplate_of(texts, {LANGUAGE[d.backend] for d in docs})
+    return boilerplate_of(texts, {source_language(d.backend) for d in docs})
 
 
 def _compare(a: _Print, b: _Print) -> FoundPair | None:

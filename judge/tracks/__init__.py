@@ -112,6 +112,9 @@ class Track:
     # this instead of the track's own: a profiler may not honour how the track selects its device.
     under_profiler: Callable[[HostConfig, dict[str, str], dict[str, Any]],
                              tuple[dict[str, str], dict[str, Any]]] | None = None
+    # The language its sources are read as in machine review (workers/similarity_job.py): a pygments
+    # lexer's name, as copydetect takes it ("cpp", "cuda").
+    source_language: str = "cpp"
     # Its toolchain, device and driver as a worker reports them on start (workers/hostinfo.py).
     host_report: HostReport = HostReport()
 

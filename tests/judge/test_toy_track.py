@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from api.store.similarity import ReviewDocument
 from judge.backends import Backend
 from judge.doctor import doctor_report
 from judge.engine import JudgeRequest, judge_submission
@@ -31,6 +32,7 @@ from judge.submission import check_name, make_sources, source_suffixes
 from judge.tracks import find_track_by_queue, get_track, register_track, unregister_track
 from judge.verdict import Verdict
 from workers.hostinfo import probe
+from workers.similarity_job import boilerplate_of, compare_documents, source_language
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,6 +67,7 @@ TRACK = Track(
     seal_decisions=DECISIONS,
     profiler=cpu.profile_case,
     doctor_checks=doctor_checks,
+    source_language="c",
     host_report=HostReport(toolchain="toy kit", device_probe=lambda: "a toy board",
                            driver_probe=lambda: "toy driver 2"),
 )
@@ -145,6 +148,16 @@ def test_a_worker_reports_the_toolchain_device_and_driver_its_track_names(toy: P
     info = probe(Backend("toycpu"), HostConfig(work_root=toy.parent))
     assert info["toycpu.toy kit"] == "toykit 1.0"
     assert (info["toolchain"], info["device"], info["driver"]) == ("toykit 1.0", "a toy board", "toy driver 2")
+
+
+def test_machine_review_reads_its_sources_in_the_tracks_language(toy: Path) -> None:
+    pytest.importorskip("copydetect")
+    assert source_language(Backend("toycpu")) == "c"
+    kernel = (ROOT / "reference_kernels/add_mul_relu/cpu/baseline.cpp").read_text()
+    docs = [ReviewDocument(submission_id=n, team_id=n, problem="add_mul_relu", backend=Backend("toycpu"),
+                           files=[("kernel.cxx", kernel)]) for n in (1, 2)]
+    pairs, compared = compare_documents(docs, boilerplate_of([], {"c"}), 0.5)
+    assert compared == 1 and [(p.submission_a, p.submission_b) for p in pairs] == [(1, 2)]
 
 
 def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:

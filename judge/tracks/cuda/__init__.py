@@ -131,5 +131,6 @@ TRACK = Track(
     profiler=profile_case,
     doctor_checks=doctor_checks,
     queue_device_setting="cuda_gpu",  # judge.cuda.<kind>
+    source_language="cuda",  # machine review's lexer
     host_report=HostReport(device="device", driver_probe=nvidia_driver),
 )
