@@ -304,8 +304,8 @@ def time_case(
                     return False
             outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probe,
                            workspace_bytes=outcome.workspace_bytes)
-            if excess := outside.worked_outside():
-                result.failure = _outside_failure(case, outside, excess)
+            if outside.worked_outside():
+                result.failure = _outside_failure(case, outside)
                 return False
             if outside.helpers_worked():
                 result.failure = _helpers_failure(case, outside)
@@ -365,8 +365,8 @@ def time_case(
     if outside.helpers_worked(case_over=True):
         result.failure = _helpers_failure(case, outside)
         return result
-    if excess := outside.worked_outside(case_over=True):
-        result.failure = _outside_failure(case, outside, excess)
+    if outside.worked_outside(case_over=True):
+        result.failure = _outside_failure(case, outside)
         return result
     if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
         return result
@@ -381,13 +381,14 @@ def _helpers_failure(case: Case, outside: OutsideWatch) -> CallCheck:
         f"{max(outside.helpers_over) / 1e6:.1f} ms of CPU): all work must finish inside the call"))
 
 
-def _outside_failure(case: Case, outside: OutsideWatch, excess_ns: int) -> CallCheck:
+def _outside_failure(case: Case, outside: OutsideWatch) -> CallCheck:
     figures = outside.figures()
     return CallCheck(Verdict.SV, (
-        f"case {case.name}: your process used the CPU outside the timed call, {excess_ns / 1e6:.1f} ms more than "
-        f"allowed over the runner's own work there (the baseline's runner took {figures['baseline_ms']:.1f} ms a "
-        f"call, yours {figures['submission_ms']:.1f} ms): a kernel's work happens inside kernel_run, between the "
-        "runner's go and its return, and leaves nothing running after it"))
+        f"case {case.name}: your process used the CPU outside the timed call, beyond the runner's own work there "
+        f"in {len(outside.over)} of {len(outside.submission)} calls (up to {max(outside.over) / 1e6:.1f} ms more "
+        f"than allowed; the baseline's runner took {figures['baseline_ms']:.1f} ms a call, yours "
+        f"{figures['submission_ms']:.1f} ms): a kernel's work happens inside kernel_run, between the runner's go "
+        "and its return, and leaves nothing running after it"))
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:

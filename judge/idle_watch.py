@@ -98,15 +98,19 @@ def busy_during(used_ns: int, bracket_ns: int) -> bool:
 # OUTSIDE_CALL_ALLOWANCE_NS, and
 #  - OUTSIDE_CALLS_SV calls over by more than OUTSIDE_FAR_FACTOR times that reference again are SV at
 #    once (most of a kernel's work moved out on every call);
-#  - otherwise the case's end decides on its median: the submission's median call past the same bound
-#    over the baseline's median is SV, that is more than half its calls over. A kernel gains nothing
-#    from work moved out of a minority of calls: scores come from the middle of the times.
-# A tighter median comparison is logged only (bench/outside_cpu.py): tight enough to catch a fifth of
+#  - otherwise the case's end decides: SV when more than OUTSIDE_SHARE_SV of the submission's calls were
+#    over, at least OUTSIDE_CALLS_SV of them and more than noise gave the baseline's child (which runs
+#    the same runner code) in the same case: OUTSIDE_CALLS_SV plus twice its calls over its own bound.
+#    The share is the scores' trim: a case's ratio is the mean of its middle half of pairs
+#    (judge/case_timing.py, TRIM), so calls made fast by moving work out gain nothing until they are
+#    more than the quarter that is cut off at the low end.
+# A comparison of the medians is logged only (bench/outside_cpu.py): tight enough to catch a fifth of
 # a kernel's work moved, too noisy to decide.
 OUTSIDE_CALL_FACTOR = 2.0
 OUTSIDE_CALL_ALLOWANCE_NS = 5_000_000
 OUTSIDE_FAR_FACTOR = 2.0
 OUTSIDE_CALLS_SV = 3
+OUTSIDE_SHARE_SV = 0.25
 OUTSIDE_MEDIAN_SHARE = 0.15
 OUTSIDE_MEDIAN_ALLOWANCE_NS = 3_000_000
 # The runner fills each call's workspace with garbage outside the bracket: about 0.75 ns a byte of fresh
@@ -187,16 +191,20 @@ class OutsideWatch:
     def _base(self) -> float:
         return statistics.median(self.reference) if self.reference else 0.0
 
-    def worked_outside(self, *, case_over: bool = False) -> int:
-        """How far (ns) the submission's work outside its brackets passed the runner's own there, when
-        that is SV (0 when it is not): far-over calls at any time, the median once the case's timing
-        is over (`case_over`)."""
+    def worked_outside(self, *, case_over: bool = False) -> bool:
+        """Whether the submission's work outside its brackets passed the runner's own there (SV): calls
+        far over at any time, calls over in a share of the case once its timing is over (`case_over`)."""
         if len(self.far) >= OUTSIDE_CALLS_SV:
-            return max(self.far)
-        if not case_over or len(self.submission) < OUTSIDE_CALLS_SV:
-            return 0
-        allowed = self._base() * OUTSIDE_CALL_FACTOR + OUTSIDE_CALL_ALLOWANCE_NS + self._fill_ns()
-        return max(0, int(statistics.median(self.submission) - allowed))
+            return True
+        if not case_over:
+            return False
+        needed = OUTSIDE_CALLS_SV + 2 * self.baseline_over()
+        return len(self.over) >= needed and len(self.over) > OUTSIDE_SHARE_SV * len(self.submission)
+
+    def baseline_over(self) -> int:
+        """The baseline child's calls over the per-call bound against its own median: the host's noise."""
+        bound = self._base() * OUTSIDE_CALL_FACTOR + OUTSIDE_CALL_ALLOWANCE_NS
+        return sum(ns > bound for ns in self.reference)
 
     def helpers_worked(self, *, case_over: bool = False) -> bool:
         """Enough calls after which the kernel's threads worked while the runner checked and reported:
@@ -227,6 +235,7 @@ class OutsideWatch:
                 "submission_q1_ms": ms(self.submission, 0), "submission_q3_ms": ms(self.submission, 2),
                 "baseline_q1_ms": ms(self.reference, 0), "baseline_q3_ms": ms(self.reference, 2),
                 "calls_over": len(self.over), "calls_far": len(self.far), "calls": len(self.submission),
+                "baseline_over": self.baseline_over(),
                 "worst_ms": round(max(self.submission, default=0) / 1e6, 3),
                 "helper_submission_max_ms": round(max(self.helpers["submission"], default=0) / 1e6, 3),
                 "helper_baseline_max_ms": round(max(self.helpers.get("baseline", []), default=0) / 1e6, 3),

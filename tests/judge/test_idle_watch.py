@@ -109,14 +109,14 @@ def test_outside_watch_passes_the_runners_own_spread_and_fails_work_moved_out_of
     for _ in range(OUTSIDE_CALLS_SV + 5):
         moved.record("submission", int(136e6))
     assert not moved.worked_outside()  # not far enough out to stop mid-case
-    assert moved.worked_outside(case_over=True) == int(136e6 - (2 * 44e6 + 5e6))
+    assert moved.worked_outside(case_over=True)
 
     far = _watch_with_reference(30.0)  # all of a heavy kernel's work moved out: stopped at once
     for _ in range(OUTSIDE_CALLS_SV - 1):
         far.record("submission", int(200e6))
     assert not far.worked_outside()
     far.record("submission", int(200e6))
-    assert far.worked_outside() == int(200e6 - (2 * 30e6 + 5e6))
+    assert far.worked_outside()
 
     busy_moment = _watch_with_reference(30.0)  # the host was busy: the baseline's latest call cost 60 ms too
     for _ in range(OUTSIDE_CALLS_SV + 2):
@@ -134,11 +134,17 @@ def test_a_few_honest_spikes_of_cpu_outside_the_bracket_pass() -> None:
     assert len(spiky.over) == 3
     assert not spiky.worked_outside() and not spiky.worked_outside(case_over=True)
 
-    mostly = _watch_with_reference(28.0)  # the same excess on most calls: work moved out, not the host
-    for call in range(20):
-        mostly.record("submission", int((30 if call % 3 == 0 else 81) * 1e6))
-    assert not mostly.worked_outside()
-    assert mostly.worked_outside(case_over=True) > 0
+    trimmed = _watch_with_reference(28.0)  # a third of the calls: more than the scores' trim cuts off
+    for call in range(21):
+        trimmed.record("submission", int((81 if call % 3 == 0 else 30) * 1e6))
+    assert not trimmed.worked_outside()
+    assert trimmed.worked_outside(case_over=True)
+
+    noisy_host = _watch_with_reference(28.0)  # the baseline's child had as many such calls: the host's doing
+    for call in range(21):
+        noisy_host.record("baseline", int((81 if call % 4 == 1 else 28) * 1e6))
+        noisy_host.record("submission", int((81 if call % 3 == 0 else 30) * 1e6))
+    assert noisy_host.baseline_over() >= 5 and not noisy_host.worked_outside(case_over=True)
 
 
 def test_outside_watch_leaves_out_probed_calls_and_allows_a_workspace_fill() -> None:
