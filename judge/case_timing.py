@@ -304,11 +304,8 @@ def time_case(
                     return False
             outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probe,
                            workspace_bytes=outcome.workspace_bytes)
-            if outside.worked_outside():
-                result.failure = _outside_failure(case, outside)
-                return False
-            if outside.helpers_worked():
-                result.failure = _helpers_failure(case, outside)
+            if message := outside.sv_message(case.name):
+                result.failure = CallCheck(Verdict.SV, message)
                 return False
             _profile(profile, outcome)
             check = conduct(case, outcome if lib == SUBMISSION else trusted(outcome), limits.workspace_limit_bytes)
@@ -362,33 +359,13 @@ def time_case(
     if excess := outside.steady_excess_ns():  # a diagnostic: too noisy to decide (idle_watch.py)
         log.warning("case %s: the submission's CPU time outside the brackets passed the baseline's by %.1f ms "
                     "more than the case-level allowance (%s)", case.name, excess / 1e6, outside.figures())
-    if outside.helpers_worked(case_over=True):
-        result.failure = _helpers_failure(case, outside)
-        return result
-    if outside.worked_outside(case_over=True):
-        result.failure = _outside_failure(case, outside)
+    if message := outside.sv_message(case.name, case_over=True):
+        result.failure = CallCheck(Verdict.SV, message)
         return result
     if not _top_up_checks(submission, case, result, limits, verify, call_timeout_s):
         return result
     result.conclude(host_clock)
     return result
-
-
-def _helpers_failure(case: Case, outside: OutsideWatch) -> CallCheck:
-    return CallCheck(Verdict.SV, (
-        f"case {case.name}: threads of your kernel worked after kernel_run returned, while the runner checked the "
-        f"call ({len(outside.helpers_over)} of {len(outside.helpers['submission'])} calls, up to "
-        f"{max(outside.helpers_over) / 1e6:.1f} ms of CPU): all work must finish inside the call"))
-
-
-def _outside_failure(case: Case, outside: OutsideWatch) -> CallCheck:
-    figures = outside.figures()
-    return CallCheck(Verdict.SV, (
-        f"case {case.name}: your process used the CPU outside the timed call, beyond the runner's own work there "
-        f"in {len(outside.over)} of {len(outside.submission)} calls (up to {max(outside.over) / 1e6:.1f} ms more "
-        f"than allowed; the baseline's runner took {figures['baseline_ms']:.1f} ms a call, yours "
-        f"{figures['submission_ms']:.1f} ms): a kernel's work happens inside kernel_run, between the runner's go "
-        "and its return, and leaves nothing running after it"))
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:

@@ -217,6 +217,22 @@ class OutsideWatch:
                      HELPER_CALLS_SV + 2 * self.baseline_helpers_over)
         return len(self.helpers_over) >= needed
 
+    def sv_message(self, case_name: str, *, case_over: bool = False) -> str:
+        """Why the case is SV by work outside the brackets ("" when it is not): the submission's process
+        working outside its calls, or its kernel's threads working after a call returned."""
+        if self.worked_outside(case_over=case_over):
+            return (f"case {case_name}: your process used the CPU outside the timed call, beyond the runner's own "
+                    f"work there in {len(self.over)} of {len(self.submission)} calls (up to "
+                    f"{max(self.over) / 1e6:.1f} ms more than allowed; the baseline's runner took "
+                    f"{self._base() / 1e6:.1f} ms a call, yours {statistics.median(self.submission) / 1e6:.1f} ms): "
+                    "a kernel's work happens inside kernel_run, between the runner's go and its return, and leaves "
+                    "nothing running after it")
+        if self.helpers_worked(case_over=case_over):
+            return (f"case {case_name}: threads of your kernel worked after kernel_run returned, while the runner "
+                    f"checked the call ({len(self.helpers_over)} of {len(self.helpers['submission'])} calls, up to "
+                    f"{max(self.helpers_over) / 1e6:.1f} ms of CPU): all work must finish inside the call")
+        return ""
+
     def steady_excess_ns(self) -> int:
         """How far the submission's median passes the case-level allowance: a diagnostic only (logged),
         since honest medians have passed it on a busy host; 0 with too few calls to tell."""

@@ -137,8 +137,11 @@ def test_a_few_honest_spikes_of_cpu_outside_the_bracket_pass() -> None:
     trimmed = _watch_with_reference(28.0)  # a third of the calls: more than the scores' trim cuts off
     for call in range(21):
         trimmed.record("submission", int((81 if call % 3 == 0 else 30) * 1e6))
-    assert not trimmed.worked_outside()
+    assert not trimmed.worked_outside() and trimmed.sv_message("b01") == ""
     assert trimmed.worked_outside(case_over=True)
+    message = trimmed.sv_message("b01", case_over=True)
+    assert message.startswith("case b01: your process used the CPU outside the timed call")
+    assert "7 of 21 calls" in message
 
     noisy_host = _watch_with_reference(28.0)  # the baseline's child had as many such calls: the host's doing
     for call in range(21):
@@ -181,6 +184,7 @@ def test_a_few_honest_spikes_pass_and_steady_work_after_ran_fails_at_the_cases_e
         steady.record("submission", int(30e6), helper_ns=HELPER_ALLOWANCE_NS * 3)
     assert not steady.helpers_worked()  # not gross: decided at the case's end
     assert steady.helpers_worked(case_over=True)
+    assert "threads of your kernel worked after kernel_run returned" in steady.sv_message("t1", case_over=True)
 
     noisy_host = _watch_with_reference(30.0)  # the baseline's child passed it as often: the host's doing
     for call in range(40):
