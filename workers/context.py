@@ -26,31 +26,18 @@ def default_worker_name(queue: str) -> str:
     return f"{queue}@{socket.gethostname()}.{os.getpid()}"
 
 
-# What a worker pinned to one accelerator sets in its own environment, per backend.
-_PIN_VARIABLES = {
-    Backend.CUDA: lambda device: {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": device},
-    Backend.NPU: lambda device: {"ASCEND_RT_VISIBLE_DEVICES": _npu_runtime_id(device)},
-}
-
-
-def _npu_runtime_id(device: str) -> str:
-    # OPJUDGE_DEVICE names the physical NPU (/dev/davinci<N>); the runtime counts the ones it sees.
-    from judge.tracks.npu import logical_index
-
-    return str(logical_index(int(device))) if device.isdigit() else device
-
-
 def pin_device(backend: Backend, device: str | None, environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
     """Make this worker, its host probe and its pool see only `device` (OPJUDGE_DEVICE); what was set.
 
     Called before anything starts CUDA or CANN, which read these variables once. The runner
     children then get the same view (judge/track_settings/cuda.py: `child_environment`), so the kernel, the
     inputs the checker makes again and the oracle all run on this worker's device and on no
-    other worker's. PCI bus order makes the index nvidia-smi's.
+    other worker's. What to set is the track's to say (judge/tracks/__init__.py, `pin_environment`).
     """
-    if device is None or backend not in _PIN_VARIABLES:
+    pin = None if device is None else get_track(backend).pin_environment
+    if device is None or pin is None:
         return {}
-    pinned = _PIN_VARIABLES[backend](device)
+    pinned = pin(device)
     environ.update(pinned)
     return pinned
 
@@ -98,9 +85,10 @@ class WorkerContext:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)
         limits = dataclasses.replace(limits, disturbed_timing_attempts=s.disturbed_timing_attempts,
                                      disturbed_backoff_s=s.disturbed_backoff_s)
-        # An NPU worker's device is its own setting (OPJUDGE_DEVICE, `--device`); a CUDA worker's GPU
-        # view is its environment, pinned by `pin_device`.
-        own = {"npu_device": s.device or "0"} if backend is Backend.NPU else {}
+        # A worker's device is its track's setting where the track names one (the NPU's: OPJUDGE_DEVICE,
+        # `--device`); else it is the worker's environment, pinned by `pin_device` (a CUDA worker's GPU view).
+        setting = get_track(backend).device_setting
+        own = {setting: s.device or "0"} if setting is not None else {}
         return host_from_env(
             os.environ,
             backend=backend,

@@ -112,6 +112,12 @@ class Track:
     # this instead of the track's own: a profiler may not honour how the track selects its device.
     under_profiler: Callable[[HostConfig, dict[str, str], dict[str, Any]],
                              tuple[dict[str, str], dict[str, Any]]] | None = None
+    # A worker given one device (OPJUDGE_DEVICE, `opjudge worker --device`): what it sets in its own environment
+    # before anything starts the device's runtime, so it, its host probe and its runner children see that device
+    # alone (workers/context.py `pin_device`); None: nothing. `device_setting`: the track's setting (a public key,
+    # judge/track_settings/) the worker's device is given as instead, "0" where the worker names none.
+    pin_environment: Callable[[str], dict[str, str]] | None = None
+    device_setting: str | None = None
     # The language its sources are read as in machine review (workers/similarity_job.py): a pygments
     # lexer's name, as copydetect takes it ("cpp", "cuda").
     source_language: str = "cpp"

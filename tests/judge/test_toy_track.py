@@ -31,6 +31,7 @@ from judge.sandbox.seal import RuntimeRule
 from judge.submission import check_name, make_sources, source_suffixes
 from judge.tracks import find_track_by_queue, get_track, register_track, unregister_track
 from judge.verdict import Verdict
+from workers.context import pin_device
 from workers.hostinfo import probe
 from workers.similarity_job import boilerplate_of, compare_documents, source_language
 
@@ -68,6 +69,7 @@ TRACK = Track(
     profiler=cpu.profile_case,
     doctor_checks=doctor_checks,
     source_language="c",
+    pin_environment=lambda device: {"TOY_VISIBLE_BOARDS": device},
     host_report=HostReport(toolchain="toy kit", device_probe=lambda: "a toy board",
                            driver_probe=lambda: "toy driver 2"),
 )
@@ -148,6 +150,13 @@ def test_a_worker_reports_the_toolchain_device_and_driver_its_track_names(toy: P
     info = probe(Backend("toycpu"), HostConfig(work_root=toy.parent))
     assert info["toycpu.toy kit"] == "toykit 1.0"
     assert (info["toolchain"], info["device"], info["driver"]) == ("toykit 1.0", "a toy board", "toy driver 2")
+
+
+def test_a_worker_pinned_to_a_device_sets_what_its_track_says(toy: Path) -> None:
+    env = {"PATH": "/usr/bin"}
+    assert pin_device(Backend("toycpu"), "4", env) == {"TOY_VISIBLE_BOARDS": "4"}
+    assert env == {"PATH": "/usr/bin", "TOY_VISIBLE_BOARDS": "4"}
+    assert pin_device(Backend("toycpu"), None, env) == {}
 
 
 def test_machine_review_reads_its_sources_in_the_tracks_language(toy: Path) -> None:

@@ -102,6 +102,12 @@ def runtime_options(host: HostConfig) -> dict[str, Any]:
     }
 
 
+def pin_environment(device: str) -> dict[str, str]:
+    """A worker pinned to GPU `device` (an index in PCI bus order, as nvidia-smi's, or a UUID) sees it alone;
+    its runner children get the same view (`runner_env`)."""
+    return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": device}
+
+
 def make_toolchain(host: HostConfig) -> CudaToolchain:
     """nvcc from `host.cuda_home` (or the usual places) for `host.cuda_arch` (default sm_90a)."""
     return CudaToolchain(cuda_home=host.cuda_home, arch=host.cuda_arch or DEFAULT_CUDA_ARCH)
@@ -131,6 +137,7 @@ TRACK = Track(
     profiler=profile_case,
     doctor_checks=doctor_checks,
     queue_device_setting="cuda_gpu",  # judge.cuda.<kind>
+    pin_environment=pin_environment,
     source_language="cuda",  # machine review's lexer
     host_report=HostReport(device="device", driver_probe=nvidia_driver),
 )

@@ -127,6 +127,12 @@ def under_profiler(host: HostConfig, env: dict[str, str],
     return env, {**options, "device_index": logical_index(device_index(host))}
 
 
+def pin_environment(device: str) -> dict[str, str]:
+    """A worker pinned to NPU `device`: OPJUDGE_DEVICE names the physical NPU (/dev/davinci<N>), the runtime
+    counts the ones it sees (`logical_index`)."""
+    return {"ASCEND_RT_VISIBLE_DEVICES": str(logical_index(int(device))) if device.isdigit() else device}
+
+
 def make_runtime(options: dict[str, Any]) -> NpuRuntime:
     """The runtime for the runner child; ToolchainUnavailableError when torch_npu is missing."""
     return NpuRuntime(options)
@@ -165,8 +171,11 @@ TRACK = Track(
     doctor_checks=doctor_checks,
     queue_device_setting="npu_soc",  # judge.npu.<kind>
     under_profiler=under_profiler,
+    pin_environment=pin_environment,
+    device_setting="npu_device",  # the worker's OPJUDGE_DEVICE, judged on by `device_index`
     host_report=HostReport(toolchain="CANN toolkit", device="torch_npu", driver="driver"),  # doctor.py's checks
 )
 
 __all__ = ["TRACK", "AscendToolchain", "NpuRuntime", "ToolchainUnavailableError", "device_nodes",
-           "logical_index", "python_baseline", "readonly_paths", "runner_env", "runtime_options", "under_profiler"]
+           "logical_index", "pin_environment", "python_baseline", "readonly_paths", "runner_env", "runtime_options",
+           "under_profiler"]
