@@ -56,7 +56,8 @@ def main() -> None:
     far = OUTSIDE_CALL_FACTOR + OUTSIDE_FAR_FACTOR
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs; a call is over past "
           f"{OUTSIDE_CALL_FACTOR} x the baseline's median + 5 ms; SV: {OUTSIDE_CALLS_SV} calls past about "
-          f"{far:.0f} x, or the case's median over; logged: the median over "
+          f"{far:.0f} x, or over a quarter of a case's calls over, beyond the baseline's own by chance < 1 %; "
+          f"logged: the median over "
           f"{1 + OUTSIDE_MEDIAN_SHARE:.2f} x the baseline's + 3 ms")
     print(f"{'kernel':<16} {'case':<18} {'calls':>5} {'sub q1/med/q3 ms':>20} {'base q1/med/q3 ms':>20} "
           f"{'worst':>7} {'over':>4} {'far':>3} {'helper q3/max sub, max base ms':>32}")

@@ -99,8 +99,10 @@ def busy_during(used_ns: int, bracket_ns: int) -> bool:
 #  - OUTSIDE_CALLS_SV calls over by more than OUTSIDE_FAR_FACTOR times that reference again are SV at
 #    once (most of a kernel's work moved out on every call);
 #  - otherwise the case's end decides: SV when more than OUTSIDE_SHARE_SV of the submission's calls were
-#    over, at least OUTSIDE_CALLS_SV of them and more than noise gave the baseline's child (which runs
-#    the same runner code) in the same case: OUTSIDE_CALLS_SV plus twice its calls over its own bound.
+#    over, at least OUTSIDE_CALLS_SV of them, and more often than the baseline's child (the same runner
+#    code on the same host in the same case) was over its own bound, by a margin chance gives less
+#    than OUTSIDE_CHANCE_SV (one-sided Fisher exact test on the two children's counts). A host's load
+#    spikes both children alike; a kernel that moves work out does it call after call.
 #    The share is the scores' trim: a case's ratio is the mean of its middle half of pairs
 #    (judge/case_timing.py, TRIM), so calls made fast by moving work out gain nothing until they are
 #    more than the quarter that is cut off at the low end.
@@ -111,6 +113,7 @@ OUTSIDE_CALL_ALLOWANCE_NS = 5_000_000
 OUTSIDE_FAR_FACTOR = 2.0
 OUTSIDE_CALLS_SV = 3
 OUTSIDE_SHARE_SV = 0.25
+OUTSIDE_CHANCE_SV = 0.01
 OUTSIDE_MEDIAN_SHARE = 0.15
 OUTSIDE_MEDIAN_ALLOWANCE_NS = 3_000_000
 # The runner fills each call's workspace with garbage outside the bracket: about 0.75 ns a byte of fresh
@@ -136,6 +139,17 @@ HELPER_ALLOWANCE_NS = 1_000_000
 HELPER_GROSS_NS = 10_000_000
 HELPER_CALLS_SV = 3
 HELPER_SHARE_SV = 0.10
+
+
+def more_often_than_chance(hits: int, calls: int, other_hits: int, other_calls: int) -> float:
+    """The chance that `hits` or more of `calls` fall on one side when `hits + other_hits` events are
+    spread at random over `calls + other_calls` calls (one-sided Fisher exact test, hypergeometric)."""
+    total, events = calls + other_calls, hits + other_hits
+    if calls <= 0 or events <= 0:
+        return 1.0
+    ways = math.comb(total, events)
+    return sum(math.comb(calls, k) * math.comb(other_calls, events - k)
+               for k in range(hits, min(calls, events) + 1)) / ways
 
 
 class OutsideWatch:
@@ -196,10 +210,10 @@ class OutsideWatch:
         far over at any time, calls over in a share of the case once its timing is over (`case_over`)."""
         if len(self.far) >= OUTSIDE_CALLS_SV:
             return True
-        if not case_over:
+        over, calls = len(self.over), len(self.submission)
+        if not case_over or over < OUTSIDE_CALLS_SV or over <= OUTSIDE_SHARE_SV * calls:
             return False
-        needed = OUTSIDE_CALLS_SV + 2 * self.baseline_over()
-        return len(self.over) >= needed and len(self.over) > OUTSIDE_SHARE_SV * len(self.submission)
+        return more_often_than_chance(over, calls, self.baseline_over(), len(self.reference)) < OUTSIDE_CHANCE_SV
 
     def baseline_over(self) -> int:
         """The baseline child's calls over the per-call bound against its own median: the host's noise."""

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from math import comb
 
 from judge.idle_watch import (
     BUSY_ALLOWANCE_NS,
@@ -17,6 +18,7 @@ from judge.idle_watch import (
     OUTSIDE_CALLS_SV,
     OutsideWatch,
     busy_during,
+    more_often_than_chance,
     tree_cpu_ns,
     tree_cpu_split,
     tree_pids,
@@ -136,6 +138,7 @@ def test_a_few_honest_spikes_of_cpu_outside_the_bracket_pass() -> None:
 
     trimmed = _watch_with_reference(28.0)  # a third of the calls: more than the scores' trim cuts off
     for call in range(21):
+        trimmed.record("baseline", int(28e6))
         trimmed.record("submission", int((81 if call % 3 == 0 else 30) * 1e6))
     assert not trimmed.worked_outside() and trimmed.sv_message("b01") == ""
     assert trimmed.worked_outside(case_over=True)
@@ -147,7 +150,21 @@ def test_a_few_honest_spikes_of_cpu_outside_the_bracket_pass() -> None:
     for call in range(21):
         noisy_host.record("baseline", int((81 if call % 4 == 1 else 28) * 1e6))
         noisy_host.record("submission", int((81 if call % 3 == 0 else 30) * 1e6))
-    assert noisy_host.baseline_over() >= 5 and not noisy_host.worked_outside(case_over=True)
+    assert noisy_host.baseline_over() >= 5 and len(noisy_host.over) >= 6
+    assert not noisy_host.worked_outside(case_over=True)
+
+    few_calls = _watch_with_reference(28.0, calls=1)  # a short case: 3 spikes in 9 calls, the baseline's 0
+    for call in range(9):
+        few_calls.record("baseline", int(28e6))
+        few_calls.record("submission", int((81 if call in (1, 4, 7) else 30) * 1e6))
+    assert len(few_calls.over) == 3 and not few_calls.worked_outside(case_over=True)
+
+
+def test_more_often_than_chance_is_fishers_one_sided_exact_test() -> None:
+    assert more_often_than_chance(3, 9, 0, 9) == comb(9, 3) / comb(18, 3)
+    assert more_often_than_chance(1, 2, 1, 2) == 5 / 6  # 1 or 2 of the 2 events on the first side of 4 calls
+    assert more_often_than_chance(0, 5, 0, 5) == 1.0
+    assert more_often_than_chance(21, 21, 0, 21) < 1e-11
 
 
 def test_outside_watch_leaves_out_probed_calls_and_allows_a_workspace_fill() -> None:
