@@ -46,7 +46,7 @@ class PlannedCase:
 class BaselineCheckReport:
     problem: str
     backend: str
-    cann_version: str | None
+    vendor_release: str | None  # the worker's, as its track names it ("CANN 8.5.0"); None: the track has none
     planned: list[PlannedCase] = field(default_factory=list)
     verdict: str = ""  # of the judging of the baseline's own sources
     message: str = ""
@@ -59,7 +59,7 @@ class BaselineCheckReport:
 
     def render(self) -> str:
         lines = [f"baselines of {self.problem} on {self.backend}"
-                 + (f" (CANN {self.cann_version})" if self.cann_version else "")]
+                 + (f" ({self.vendor_release})" if self.vendor_release else "")]
         for case in self.planned:
             verdict = self.case_verdicts.get(case.name, "not run")
             timed = self.timed_by.get(case.name, case.baseline)
@@ -81,12 +81,13 @@ def baseline_sources(problem: Problem, backend: Backend) -> list[SourceFile]:
 
 def plan(problem: Problem, backend: Backend, host: HostConfig, *, vendor_name: str = "") -> list[PlannedCase]:
     """Which baseline would time each timed case here. `vendor_name` is the vendor operator the worker's
-    runner reports ("" where it has none); the contract is the adapter's, for this worker's CANN version."""
+    runner reports ("" where it has none); the contract is the adapter's, for this worker's vendor release
+    (its track's `vendor_release`)."""
     track = get_track(backend)
-    options = track.runtime_options(host)
+    release = track.vendor_release(track.runtime_options(host))
     reference_dir = host.reference_dir or Path(__file__).resolve().parent.parent / "reference_kernels"
     names = BaselineNames(vendor_name, reference_dir / problem.slug / backend.value,
-                          cann_version=options.get("cann_version"))
+                          cann_version=release[1] if release else None)
     return [PlannedCase(c.name, c.case_set.value, names(c), names.reason(c))
             for c in problem.cases_for(backend, list(TIMED_SETS))]
 
@@ -94,9 +95,10 @@ def plan(problem: Problem, backend: Backend, host: HostConfig, *, vendor_name: s
 def check_baselines(problem: Problem, backend: Backend, host: HostConfig, *,
                     secret: bytes = b"") -> BaselineCheckReport:
     """Judge the baseline's own sources over the timed sets: every timed case's baseline runs once."""
-    options = get_track(backend).runtime_options(host)
+    track = get_track(backend)
+    release = track.vendor_release(track.runtime_options(host))
     report = BaselineCheckReport(problem=problem.slug, backend=backend.value,
-                                 cann_version=options.get("cann_version") if backend is Backend.NPU else None)
+                                 vendor_release=" ".join(release) if release else None)
     request = JudgeRequest(problem=problem, backend=backend, sources=baseline_sources(problem, backend),
                            case_sets=TIMED_SETS, mode=RunMode.RANKED, secret=secret or secrets.token_bytes(32))
     result = judge_submission(request, host=host)

@@ -118,6 +118,10 @@ class Track:
     # judge/track_settings/) the worker's device is given as instead, "0" where the worker names none.
     pin_environment: Callable[[str], dict[str, str]] | None = None
     device_setting: str | None = None
+    # The vendor release its vendor operators' contracts are per (judge/baseline_trust.py), as its runtime
+    # options give it: (product, version), e.g. ("CANN", "8.5.0"); None: it has none (docs/operations.md,
+    # "Attach a new worker host to a queue").
+    vendor_release: Callable[[dict[str, Any]], tuple[str, str] | None] = lambda options: None
     # The language its sources are read as in machine review (workers/similarity_job.py): a pygments
     # lexer's name, as copydetect takes it ("cpp", "cuda").
     source_language: str = "cpp"

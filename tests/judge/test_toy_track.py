@@ -20,6 +20,8 @@ import pytest
 
 from api.store.similarity import ReviewDocument
 from judge.backends import Backend
+from judge.baseline_preflight import BaselineCheckReport, plan
+from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import SubmissionFormatError
@@ -70,6 +72,7 @@ TRACK = Track(
     doctor_checks=doctor_checks,
     source_language="c",
     pin_environment=lambda device: {"TOY_VISIBLE_BOARDS": device},
+    vendor_release=lambda options: ("ToyKit", "1.2"),
     host_report=HostReport(toolchain="toy kit", device_probe=lambda: "a toy board",
                            driver_probe=lambda: "toy driver 2"),
 )
@@ -167,6 +170,25 @@ def test_machine_review_reads_its_sources_in_the_tracks_language(toy: Path) -> N
                            files=[("kernel.cxx", kernel)]) for n in (1, 2)]
     pairs, compared = compare_documents(docs, boilerplate_of([], {"c"}), 0.5)
     assert compared == 1 and [(p.submission_a, p.submission_b) for p in pairs] == [(1, 2)]
+
+
+# A vendor operator's adapter whose contract holds at ToyKit 1.2 only (judge/baseline_trust.py reads it).
+TOY_VENDOR = '''def unsupported_reason(params, dtype, flags, cann_version=None):
+    return None if cann_version == "1.2" else f"no contract for release {cann_version}"
+'''
+
+
+def test_the_baselines_plan_follows_the_vendor_release_its_track_names(toy: Path, tmp_path: Path) -> None:
+    problems = _toy_problem(tmp_path / "problems")
+    problem = load_problem("add_mul_relu", problems, ROOT / "reference_kernels")
+    reference = tmp_path / "reference_kernels"
+    (reference / "add_mul_relu" / "toycpu").mkdir(parents=True)
+    (reference / "add_mul_relu" / "toycpu" / VENDOR_MODULE).write_text(TOY_VENDOR)
+    host = HostConfig(work_root=tmp_path, reference_dir=reference)
+    planned = plan(problem, Backend("toycpu"), host, vendor_name="toy.add_mul_relu")
+    assert planned and {c.baseline for c in planned} == {"toy.add_mul_relu"}
+    report = BaselineCheckReport(problem="add_mul_relu", backend="toycpu", vendor_release="ToyKit 1.2")
+    assert report.render().startswith("baselines of add_mul_relu on toycpu (ToyKit 1.2)")
 
 
 def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:

@@ -133,6 +133,12 @@ def pin_environment(device: str) -> dict[str, str]:
     return {"ASCEND_RT_VISIBLE_DEVICES": str(logical_index(int(device))) if device.isdigit() else device}
 
 
+def vendor_release(options: dict[str, Any]) -> tuple[str, str] | None:
+    """The CANN release `runtime_options` read on this worker, which the vendor operators' contracts are per."""
+    version = options.get("cann_version")
+    return ("CANN", str(version)) if version else None
+
+
 def make_runtime(options: dict[str, Any]) -> NpuRuntime:
     """The runtime for the runner child; ToolchainUnavailableError when torch_npu is missing."""
     return NpuRuntime(options)
@@ -172,6 +178,7 @@ TRACK = Track(
     queue_device_setting="npu_soc",  # judge.npu.<kind>
     under_profiler=under_profiler,
     pin_environment=pin_environment,
+    vendor_release=vendor_release,
     device_setting="npu_device",  # the worker's OPJUDGE_DEVICE, judged on by `device_index`
     host_report=HostReport(toolchain="CANN toolkit", device="torch_npu", driver="driver"),  # doctor.py's checks
 )
