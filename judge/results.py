@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.backends import Backend, CaseSet, Isolation
+from judge.conditions import RunConditions, conditions_from_dict, conditions_from_host, is_legacy_key
 from judge.modes import RunMode
 from judge.verdict import Verdict
 
@@ -104,7 +105,10 @@ class JudgeResult:
     findings: list[PolicyFinding] = field(default_factory=list)
     isolation: Isolation = Isolation.OFF
     stage_times_s: dict[str, float] = field(default_factory=dict)  # build, oracle, correctness, timing
-    host: dict[str, str] = field(default_factory=dict)  # host, device, toolchain and driver versions
+    # The host, device and driver in the runtime's words and the timing phase's load figures, for people
+    # to read; what code reads back is in `conditions` (judge/conditions.py)
+    host: dict[str, str] = field(default_factory=dict)
+    conditions: RunConditions = field(default_factory=RunConditions)
     kernel_output: str = ""  # the kernel's own stdout/stderr, capped, never parsed
     mode: RunMode = RunMode.RANKED  # which sets were judged (judge/modes.py)
     timing_profile_s: dict[str, float] = field(default_factory=dict)  # where the timing phase's time went
@@ -117,11 +121,13 @@ class JudgeResult:
         for case, raw in zip(self.cases, data["cases"], strict=True):
             raw["set"] = raw.pop("case_set")
             raw["median_ns"] = case.timing.median_ns if case.timing else None
+        data["conditions"] = self.conditions.to_dict()
         return data
 
 
 def result_from_dict(data: dict[str, Any]) -> JudgeResult:
-    """Inverse of `JudgeResult.to_dict`, for workers and the store."""
+    """Inverse of `JudgeResult.to_dict`, for workers and the store. A result written before the
+    conditions had fields of their own (flat strings in `host`) reads with them converted."""
     cases = []
     for raw in data.get("cases", []):
         raw = dict(raw)
@@ -133,6 +139,7 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
             if raw.get(key):
                 raw[key] = TimingStats(**raw[key])
         cases.append(CaseResult(**raw))
+    host, legacy = dict(data.get("host", {})), not isinstance(data.get("conditions"), dict)
     return JudgeResult(
         verdict=Verdict(data["verdict"]),
         problem=data["problem"],
@@ -145,7 +152,8 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
         findings=[PolicyFinding(**f) for f in data.get("findings", [])],
         isolation=Isolation(data.get("isolation", "off")),
         stage_times_s=data.get("stage_times_s", {}),
-        host=data.get("host", {}),
+        host={k: v for k, v in host.items() if not is_legacy_key(k)} if legacy else host,
+        conditions=conditions_from_host(host) if legacy else conditions_from_dict(data["conditions"]),
         kernel_output=data.get("kernel_output", ""),
         mode=RunMode(data.get("mode", RunMode.RANKED.value)),
         timing_profile_s=data.get("timing_profile_s", {}),
