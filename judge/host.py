@@ -1,4 +1,4 @@
-"""What a judging host offers: limits, isolation, toolchain locations and each track's settings.
+"""What a judging host offers: limits, isolation and each track's settings (its toolchain's location among them).
 
 judge/ never reads the environment: the CLI and the workers build a `HostConfig` with
 `host_from_env`, from the environment and settings they read at start-up, and pass it down.
@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 from judge.backends import Backend
 from judge.limits import CPU_LIMITS, Limits
 from judge.track_settings import TrackSettings, settings_class, settings_classes
-from judge.track_settings.npu import ascend_host_fields
 
 S = TypeVar("S", bound=TrackSettings)
 
@@ -33,12 +32,9 @@ class HostConfig:
     oracle_cache_max_age_s: float | None = None
     problems_dir: Path | None = None  # None: the repository's problems/
     reference_dir: Path | None = None  # None: the repository's reference_kernels/
-    cuda_home: Path | None = None  # where nvcc lives (CUDA track)
-    cuda_arch: str | None = None  # e.g. "sm_90a"; None: from the device
-    ascend_home: Path | None = None  # CANN toolkit root (NPU track)
-    ascend_soc: str | None = None  # e.g. "Ascend910B3"
     # The tracks' settings records (judge/track_settings/), read with `track_settings`; a track
-    # without one here has its declared defaults.
+    # without one here has its declared defaults. A toolchain's location is its track's setting
+    # (docs/architecture.md, "The seams": nothing but the track names its backend).
     settings: tuple[TrackSettings, ...] = ()
     profile: bool = True  # the profiled pass after timing (judge/profiling/); OPJUDGE_PROFILE=off skips it
     # Switches for tests and benchmarks only: the policy check (the exploit corpus is judged without it
@@ -64,8 +60,7 @@ def host_from_env(environ: Mapping[str, str], *, backend: Backend, work_root: Pa
     with one host); `overrides` (public keys, e.g. "npu_device") are the caller's own settings and
     win over them; `competition` holds the organisers' per-competition values
     (api/store/judge_settings.py), applied to `backend`'s track only and only where its record lets
-    organisers override. `fields` are `HostConfig`'s own; an `ascend_home` or `ascend_soc` left
-    None comes from CANN's set_env.sh variables. ValueError names a bad variable or key.
+    organisers override. `fields` are `HostConfig`'s own. ValueError names a bad variable or key.
     """
     overrides = dict(overrides or {})
     records = []
@@ -78,8 +73,5 @@ def host_from_env(environ: Mapping[str, str], *, backend: Backend, work_root: Pa
     unknown = set(overrides) - {key for kind in settings_classes() for key in kind.declared()}
     if unknown:
         raise ValueError(f"no track declares the setting {', '.join(sorted(unknown))}")
-    for name, value in ascend_host_fields(environ).items():
-        if fields.get(name) is None:
-            fields[name] = value
     return HostConfig(work_root=work_root, settings=tuple(records),
                       profile=environ.get("OPJUDGE_PROFILE") != "off", **fields)

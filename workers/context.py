@@ -103,8 +103,4 @@ class WorkerContext:
             oracle_cache_max_age_s=s.oracle_cache_age_s,
             problems_dir=s.problems_dir,
             reference_dir=s.reference_dir,
-            cuda_home=s.cuda_home,
-            cuda_arch=s.cuda_arch,
-            ascend_home=s.ascend_home,  # else set_env.sh's, as host_from_env reads it
-            ascend_soc=None if s.npu_soc == "default" else s.npu_soc,
-        )
+        )  # the toolchains' locations are the tracks' settings, read from the environment there

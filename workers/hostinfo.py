@@ -92,7 +92,7 @@ def _tail(text: str) -> str:
 def _main(argv: list[str]) -> None:
     payload = json.loads(argv[0])
     fields = payload["host"]
-    for key in ("work_root", "cache_dir", "problems_dir", "reference_dir", "cuda_home", "ascend_home"):
+    for key in ("work_root", "cache_dir", "problems_dir", "reference_dir"):
         if fields.get(key):
             fields[key] = Path(fields[key])
     given = fields.pop("settings")

@@ -7,8 +7,6 @@ is a `Settings`, so the API and the store accept it unchanged.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field, field_validator
 
 from api.settings import Settings
@@ -61,11 +59,6 @@ class WorkerSettings(Settings):
     # on a CUDA queue, the device id on an NPU queue. Unset: a CUDA worker keeps the GPU view it
     # was started with (CUDA_VISIBLE_DEVICES) and uses the first GPU; an NPU worker uses device 0.
     device: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9:_-]+$")
-
-    # Device toolchains (HostConfig fields); None: found on PATH / from the device.
-    cuda_home: Path | None = None
-    cuda_arch: str | None = None
-    ascend_home: Path | None = None
 
     @field_validator("run_case_sets")
     @classmethod

@@ -9,6 +9,7 @@ the oracle runs, with the same cuBLAS settings, so the two make the same input b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from judge.track_settings.base import TrackSettings, setting
@@ -29,11 +30,19 @@ class CudaSettings(TrackSettings):
     torch_allow_tf32_cublas_override: str | None = _view(
         "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "torch's forced TF32 in float32 matmuls (refused when set)")
     gpu_name: str | None = setting(None, meaning="the GPU's name where nvidia-smi cannot tell (the peak table)")
+    # The toolkit the worker builds with (judge/tracks/cuda/toolchain.py); the runner child loads what it built.
+    home: Path | None = setting(None, env="OPJUDGE_CUDA_HOME",
+                                meaning="where nvcc lives (<home>/bin/nvcc); unset: the usual roots, then PATH")
+    arch: str | None = setting(None, env="OPJUDGE_CUDA_ARCH",
+                               meaning="the GPU architecture nvcc builds for (e.g. sm_80); unset: sm_90a")
+
+    # Read by the worker's build only, never given to the runner child.
+    BUILD_ONLY: ClassVar[frozenset[str]] = frozenset({"home", "arch"})
 
     def child_environment(self) -> dict[str, str]:
-        """The variables the runner child gets: each set one, under its own name."""
+        """The variables the runner child gets: each set one of the GPU's view and numerics, under its own name."""
         return {item.declaration.env[0]: getattr(self, item.name) for item in self.declared().values()
-                if item.declaration.env and getattr(self, item.name) is not None}
+                if item.declaration.env and item.name not in self.BUILD_ONLY and getattr(self, item.name) is not None}
 
 
 SETTINGS = CudaSettings

@@ -1,9 +1,8 @@
-"""The NPU track's settings (base.py: how a setting is declared), and the CANN root and SoC
-a shell where CANN's set_env.sh was sourced names (`ascend_host_fields`)."""
+"""The NPU track's settings (base.py: how a setting is declared), among them the CANN root and SoC,
+read as a shell where CANN's set_env.sh was sourced names them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -12,6 +11,7 @@ from judge.track_settings.base import TrackSettings, setting
 
 DEFAULT_DRIVER_DIR = Path("/usr/local/Ascend/driver")
 ENV_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # exported by CANN's set_env.sh
+NO_SOC = "default"  # OPJUDGE_NPU_SOC's value for a worker that names no SoC
 
 
 @dataclass(frozen=True)
@@ -33,23 +33,17 @@ class NpuSettings(TrackSettings):
     driver: Path = setting(DEFAULT_DRIVER_DIR, meaning="the Ascend driver's folder (its libraries, bound read-only)")
     cmake: str = setting("cmake", meaning="the cmake that runs CANN's ascendc_library build")
     build_jobs: int = setting(0, ge=0, meaning="parallel jobs of the NPU build (0: one per core)")
+    # OPJUDGE_ASCEND_HOME wins over the set_env.sh variables; an empty variable counts as unset.
+    ascend_home: Path | None = setting(None, env=("OPJUDGE_ASCEND_HOME", *ENV_VARIABLES),
+                                       meaning="the CANN toolkit's root (its set_env.sh's ASCEND_HOME_PATH)")
+    # OPJUDGE_NPU_SOC is also the worker's queue suffix (api/settings.py); "default" there names none.
+    soc: str | None = setting(None, env=("OPJUDGE_NPU_SOC", "SOC_VERSION"),
+                              meaning="the SoC to compile for, as CANN spells it (e.g. Ascend910B3)")
 
-
-def ascend_host_fields(environ: Mapping[str, str]) -> dict[str, Path | str]:
-    """`HostConfig`'s `ascend_home` and `ascend_soc` as an environment the caller passes in gives them.
-
-    OPJUDGE_ASCEND_HOME wins over the set_env.sh variables; OPJUDGE_NPU_SOC (the worker's queue
-    suffix) gives the SoC, "default" none. Absent values are left out.
-    """
-    fields: dict[str, Path | str] = {}
-    for name in ("OPJUDGE_ASCEND_HOME", *ENV_VARIABLES):
-        if environ.get(name):
-            fields["ascend_home"] = Path(environ[name])
-            break
-    soc = environ.get("OPJUDGE_NPU_SOC") or environ.get("SOC_VERSION")
-    if soc and soc != "default":
-        fields["ascend_soc"] = soc
-    return fields
+    def __post_init__(self) -> None:
+        if self.soc == NO_SOC:
+            object.__setattr__(self, "soc", None)
+        super().__post_init__()
 
 
 SETTINGS = NpuSettings

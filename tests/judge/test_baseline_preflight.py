@@ -12,6 +12,7 @@ from judge.baseline_preflight import BaselineSourcesMissing, baseline_sources, c
 from judge.baseline_trust import BASELINE_KERNEL
 from judge.host import HostConfig
 from judge.problem import load_problem
+from judge.track_settings.npu import NpuSettings
 from judge.tracks import get_track
 from tests.judge.conftest import least_timing
 from tests.judge.npu.conftest import make_fake_cann
@@ -21,7 +22,7 @@ VENDOR = "torch_npu.npu_sparse_flash_attention_grad"
 
 def _npu_host(tmp_path: Path, version: str) -> HostConfig:
     cann = make_fake_cann(tmp_path / "cann" / version, version=version)
-    return HostConfig(work_root=tmp_path / "work", ascend_home=cann, ascend_soc="Ascend910B3")
+    return HostConfig(work_root=tmp_path / "work", settings=(NpuSettings(ascend_home=cann, soc="Ascend910B3"),))
 
 
 def test_the_plan_follows_the_workers_cann_version(tmp_path: Path) -> None:

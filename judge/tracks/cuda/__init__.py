@@ -1,8 +1,8 @@
 """The CUDA track: nvcc, torch CUDA tensors on a judge-owned stream, CUDA-event timing (docs/rules.md, "Timing").
 
-Host settings read from `HostConfig`:
-- `cuda_home`, `cuda_arch` (default sm_90a, the H200/H100 target);
-- its `CudaSettings` (judge/track_settings/cuda.py): the worker's own CUDA_VISIBLE_DEVICES,
+Host settings read from `HostConfig`, its `CudaSettings` (judge/track_settings/cuda.py):
+- `home`, `arch` (OPJUDGE_CUDA_HOME, OPJUDGE_CUDA_ARCH; default sm_90a, the H200/H100 target);
+- the worker's own CUDA_VISIBLE_DEVICES,
   CUDA_DEVICE_ORDER and cuBLAS settings, read at the edge. The runner child, whose environment
   starts empty, gets the same, so it sees the very GPU the worker's own torch calls "cuda" (where
   the checker regenerates inputs and runs the oracle) and uses the first one. Unset: both see
@@ -109,8 +109,9 @@ def pin_environment(device: str) -> dict[str, str]:
 
 
 def make_toolchain(host: HostConfig) -> CudaToolchain:
-    """nvcc from `host.cuda_home` (or the usual places) for `host.cuda_arch` (default sm_90a)."""
-    return CudaToolchain(cuda_home=host.cuda_home, arch=host.cuda_arch or DEFAULT_CUDA_ARCH)
+    """nvcc from the settings' `home` (or the usual places) for their `arch` (default sm_90a)."""
+    settings = host.track_settings(CudaSettings)
+    return CudaToolchain(cuda_home=settings.home, arch=settings.arch or DEFAULT_CUDA_ARCH)
 
 
 def profile_case(ctx: Any) -> list[Any]:

@@ -66,10 +66,10 @@ def readonly_paths(host: HostConfig) -> list[Path]:
     """
     from judge.tracks.npu.cann import read_only_paths as cann_read_only_paths
 
-    driver = host.track_settings(NpuSettings).driver
-    paths = [driver, Path("/etc/ascend_install.info")]
-    if host.ascend_home is not None:
-        paths += [p for p in cann_read_only_paths(host.ascend_home) if p not in paths]
+    settings = host.track_settings(NpuSettings)
+    paths = [settings.driver, Path("/etc/ascend_install.info")]
+    if settings.ascend_home is not None:
+        paths += [p for p in cann_read_only_paths(settings.ascend_home) if p not in paths]
     return paths
 
 
@@ -80,13 +80,14 @@ def runner_env(host: HostConfig) -> dict[str, str]:
     runtime's logical id, `logical_index`) makes that device the child's npu:0, which is the
     index `runtime_options` gives the runtime.
     """
-    driver = host.track_settings(NpuSettings).driver
+    settings = host.track_settings(NpuSettings)
+    driver = settings.driver
     libraries = [driver / "lib64" / "common", driver / "lib64" / "driver", driver / "lib64"]
     # TASK_QUEUE_ENABLE=0: torch_npu enqueues on the stream itself, not from its task thread, so the
     # timing events sit right around kernel_run (runtime.py).
     env = {"ASCEND_RT_VISIBLE_DEVICES": str(logical_index(device_index(host))), "TASK_QUEUE_ENABLE": "0"}
-    if host.ascend_home is not None:
-        root = host.ascend_home
+    if settings.ascend_home is not None:
+        root = settings.ascend_home
         libraries = [root / "lib64", root / "runtime" / "lib64", *libraries]
         env.update(ASCEND_HOME_PATH=str(root), ASCEND_TOOLKIT_HOME=str(root), ASCEND_OPP_PATH=str(root / "opp"),
                    ASCEND_AICPU_PATH=str(root))
@@ -96,16 +97,16 @@ def runner_env(host: HostConfig) -> dict[str, str]:
 
 def runtime_options(host: HostConfig) -> dict[str, Any]:
     """JSON options for `NpuRuntime` in the runner child."""
-    soc = host.ascend_soc or ""
-    family = soc_family(soc) if soc else None
     settings = host.track_settings(NpuSettings)
+    soc = settings.soc or ""
+    family = soc_family(soc) if soc else None
+    home = settings.ascend_home
     return {
         "device_index": 0,  # the child sees only its own device (runner_env)
         "flush_bytes": DEFAULT_FLUSH_BYTES,
         "peak_flops": PEAK_FLOPS.get(family or "", 0.0),
         "soc": soc,
-        "cann_version": cann_version(host.ascend_home) if host.ascend_home and host.ascend_home.is_dir()
-        else "unknown",
+        "cann_version": cann_version(home) if home and home.is_dir() else "unknown",
         # The clock (runtime.py): "events" or "device" (profiler, launches counted); the competition's
         # setting, else the worker's default (judge/track_settings/npu.py), else events.
         "timing": settings.timing,

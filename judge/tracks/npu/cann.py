@@ -1,10 +1,9 @@
 """Finding and checking a CANN toolkit, and the environment its tools and runtime need.
 
 judge/ never reads the environment (the worker reads it once and passes a HostConfig down, so a
-run depends only on what it was given): the CANN root comes in through
-`HostConfig.ascend_home` and the SoC through `HostConfig.ascend_soc`, which
-`judge.host.host_from_env` takes from a shell where CANN's `set_env.sh` was sourced
-(`ascend_host_fields`, judge/track_settings/npu.py).
+run depends only on what it was given): the CANN root comes in through the track's settings'
+`ascend_home` and the SoC through their `soc` (judge/track_settings/npu.py), which
+`judge.host.host_from_env` reads from a shell where CANN's `set_env.sh` was sourced.
 
 The layout knowledge here follows CANN's own CMake modules (host_config.cmake
 and the ascendc_kernel_cmake folder, looked up in CANN 7.x-9.x samples): the
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
-from judge.track_settings.npu import DEFAULT_DRIVER_DIR, ENV_VARIABLES
+from judge.track_settings.npu import DEFAULT_DRIVER_DIR, ENV_VARIABLES, NpuSettings
 
 # Where the ascendc CMake module (ascendc.cmake, which defines ascendc_library) may live, in the
 # order CANN's samples probe them; `{arch}` is the host's machine (x86_64, aarch64). CANN 8.5+
@@ -115,13 +114,13 @@ def locate_cann(host: HostConfig, arch: str | None = None) -> CannInstall:
 
     `arch`: the machine whose <arch>-linux/ folders count (default: this host's)."""
     arch = arch or host_arch()
-    if host.ascend_home is None:
+    root = host.track_settings(NpuSettings).ascend_home
+    if root is None:
         raise ToolchainUnavailableError(
-            "the NPU track needs the CANN toolkit, and no CANN root was given: HostConfig.ascend_home is not "
+            "the NPU track needs the CANN toolkit, and no CANN root was given: its setting ascend_home is not "
             f"set (from OPJUDGE_ASCEND_HOME, or {' / '.join(ENV_VARIABLES)} as set_env.sh exports them). "
             + INSTALL_HINT
         )
-    root = host.ascend_home
     if not root.is_dir():
         raise ToolchainUnavailableError(f"the CANN root {root} does not exist or is not a folder. {INSTALL_HINT}")
     missing: list[str] = []
@@ -183,17 +182,18 @@ def _links_into_siblings(root: Path) -> bool:
 
 def checked_soc(host: HostConfig) -> str:
     """The SoC to compile for, as CANN spells it; ToolchainUnavailableError when unset or unknown."""
-    if not host.ascend_soc:
+    soc = host.track_settings(NpuSettings).soc
+    if not soc:
         raise ToolchainUnavailableError(
-            "the NPU track needs the SoC to compile for: HostConfig.ascend_soc is not set (OPJUDGE_NPU_SOC, "
+            "the NPU track needs the SoC to compile for: its setting soc is not set (OPJUDGE_NPU_SOC, "
             "e.g. Ascend910B3; `npu-smi info` shows the chip name)"
         )
-    if soc_family(host.ascend_soc) is None:
+    if soc_family(soc) is None:
         known = ", ".join(m for members in SOC_FAMILIES.values() for m in members)
         raise ToolchainUnavailableError(
-            f"SoC {host.ascend_soc!r} is not one CANN's ascendc_library builds for; known: {known}"
+            f"SoC {soc!r} is not one CANN's ascendc_library builds for; known: {known}"
         )
-    return host.ascend_soc
+    return soc
 
 
 def cann_version(root: Path) -> str:

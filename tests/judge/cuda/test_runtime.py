@@ -156,9 +156,15 @@ def test_track_wiring() -> None:
     assert TRACK.backend is Backend.CUDA
     assert TRACK.limits.memory_limit_mib == 0  # no RLIMIT_AS: CUDA reserves huge address ranges
     assert TRACK.limits.min_warmup_s == pytest.approx(0.025)
-    toolchain = TRACK.make_toolchain(HostConfig(work_root=Path("/tmp"), cuda_arch="sm_80"))
+    toolchain = TRACK.make_toolchain(HostConfig(work_root=Path("/tmp"), settings=(CudaSettings(arch="sm_80"),)))
     assert toolchain.arch == "sm_80" and toolchain.backend is Backend.CUDA
     assert TRACK.make_toolchain(HostConfig(work_root=Path("/tmp"))).arch == "sm_90a"
+    # The worker's OPJUDGE_CUDA_HOME / OPJUDGE_CUDA_ARCH are the track's settings; the runner child gets neither.
+    worker = CudaSettings.from_env({"OPJUDGE_CUDA_HOME": "/opt/cuda-12", "OPJUDGE_CUDA_ARCH": "sm_80",
+                                    "CUDA_VISIBLE_DEVICES": "1"})
+    built = TRACK.make_toolchain(HostConfig(work_root=Path("/tmp"), settings=(worker,)))
+    assert (built.cuda_home, built.arch) == (Path("/opt/cuda-12"), "sm_80")
+    assert worker.child_environment() == {"CUDA_VISIBLE_DEVICES": "1"}
     assert TRACK.make_runtime is CudaRuntime
 
 

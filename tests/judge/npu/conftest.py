@@ -19,6 +19,7 @@ import pytest
 from judge.backends import Isolation
 from judge.host import HostConfig
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
+from judge.track_settings.npu import NpuSettings
 
 REPO = Path(__file__).resolve().parents[3]
 HEADER = REPO / "problems" / "sparse_flash_attention_grad" / "sparse_flash_attention_grad.h"
@@ -114,7 +115,7 @@ def fake_cann(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def npu_host(tmp_path: Path, fake_cann: Path) -> HostConfig:
-    return HostConfig(work_root=tmp_path / "work", ascend_home=fake_cann, ascend_soc="Ascend910B3")
+    return HostConfig(work_root=tmp_path / "work", settings=(NpuSettings(ascend_home=fake_cann, soc="Ascend910B3"),))
 
 
 @pytest.fixture

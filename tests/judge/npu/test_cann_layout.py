@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from judge.host import HostConfig
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.cann import COMPILER_DIRS, SOC_FAMILIES, locate_cann, soc_family
 from tests.judge.npu.conftest import DATA, FAKE_ASCENDC_CMAKE
 
@@ -52,10 +53,10 @@ def _arch_tree(root: Path, arch: str) -> Path:
 
 def test_an_arch_linux_tree_is_found_for_its_own_arch_only(tmp_path: Path) -> None:
     root = _arch_tree(tmp_path / "cann", "aarch64")
-    cann = locate_cann(HostConfig(work_root=tmp_path, ascend_home=root), arch="aarch64")
+    cann = locate_cann(HostConfig(work_root=tmp_path, settings=(NpuSettings(ascend_home=root),)), arch="aarch64")
     assert cann.cmake_module_dir == root / "aarch64-linux/tikcpp/ascendc_kernel_cmake"
     assert cann.compiler_bin == root / "aarch64-linux/ccec_compiler/bin"
     from judge.errors import ToolchainUnavailableError
 
     with pytest.raises(ToolchainUnavailableError, match="x86_64-linux/tikcpp/ascendc_kernel_cmake"):
-        locate_cann(HostConfig(work_root=tmp_path, ascend_home=root), arch="x86_64")
+        locate_cann(HostConfig(work_root=tmp_path, settings=(NpuSettings(ascend_home=root),)), arch="x86_64")

@@ -48,7 +48,7 @@ def _link_targets(latest: Path) -> list[Path]:
 def test_the_runner_gets_the_install_root_of_a_latest_made_of_links(tmp_path: Path, fake_cann: Path) -> None:
     latest = _latest_of_links(fake_cann)
     install_root = fake_cann.parent
-    host = HostConfig(work_root=tmp_path, ascend_home=latest, settings=(NpuSettings(driver=tmp_path / "driver"),))
+    host = HostConfig(work_root=tmp_path, settings=(NpuSettings(driver=tmp_path / "driver", ascend_home=latest),))
     paths = readonly_paths(host)
     assert paths[0] == tmp_path / "driver"  # doctor reads the driver from the first entry
     assert latest in paths and install_root in paths
@@ -81,7 +81,7 @@ def test_a_tree_linking_into_its_siblings_binds_their_folder(tmp_path: Path, fak
 
 def test_the_build_sandbox_binds_the_link_targets(tmp_path: Path, fake_cann: Path, include_dir: Path) -> None:
     latest = _latest_of_links(fake_cann)
-    host = HostConfig(work_root=tmp_path / "work", ascend_home=latest, ascend_soc="Ascend910B3")
+    host = HostConfig(work_root=tmp_path / "work", settings=(NpuSettings(ascend_home=latest, soc="Ascend910B3"),))
     sources = [SourceFile("only_kernel.cpp", KERNEL_ONLY)]
     workdir = tmp_path / "build"
     workdir.mkdir()
@@ -103,7 +103,7 @@ def test_a_latest_made_of_links_builds_inside_the_real_sandbox(tmp_path: Path, f
                                                                include_dir: Path, strict_sandbox) -> None:  # type: ignore[no-untyped-def]
     sandbox = strict_sandbox
     latest = _latest_of_links(fake_cann)
-    host = HostConfig(work_root=tmp_path / "work", ascend_home=latest, ascend_soc="Ascend910B3")
+    host = HostConfig(work_root=tmp_path / "work", settings=(NpuSettings(ascend_home=latest, soc="Ascend910B3"),))
     workdir = tmp_path / "build"
     workdir.mkdir()
     (workdir / "only_kernel.cpp").write_bytes(KERNEL_ONLY)

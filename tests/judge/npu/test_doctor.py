@@ -8,6 +8,7 @@ import pytest
 
 from judge.doctor import CheckStatus, DoctorCheck, doctor_report, render_doctor
 from judge.host import HostConfig
+from judge.track_settings.npu import NpuSettings
 from tests.judge.npu.conftest import npu_hardware_missing
 
 
@@ -39,7 +40,8 @@ def test_on_this_machine_the_npu_track_is_unavailable_and_says_why(report: list[
 
 
 def test_a_cann_tree_and_soc_make_the_toolkit_check_pass(tmp_path: Path, fake_cann: Path) -> None:
-    checks = doctor_report(HostConfig(work_root=tmp_path, ascend_home=fake_cann, ascend_soc="Ascend910B3"))
+    cann_host = HostConfig(work_root=tmp_path, settings=(NpuSettings(ascend_home=fake_cann, soc="Ascend910B3"),))
+    checks = doctor_report(cann_host)
     cann = _check(checks, "npu", "CANN toolkit")
     assert cann.status is CheckStatus.OK and cann.detail == "CANN 8.0.RC2 bisheng for Ascend910B3"
 

@@ -18,7 +18,7 @@ from judge.host import HostConfig
 from judge.problem import load_problem
 from judge.submission import read_sources
 from judge.toolchains.base import SourceFile
-from judge.track_settings.npu import NpuSettings, ascend_host_fields
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu import NPU_LIMITS
 from judge.verdict import Verdict
 from tests.judge.fixtures import hardware_test_sandbox, load_fixtures
@@ -34,10 +34,10 @@ def _host(tmp_path: Path) -> HostConfig:
     import torch
     import torch_npu  # noqa: F401
 
-    fields = ascend_host_fields(os.environ)
-    fields.setdefault("ascend_soc", torch.npu.get_device_name(0))
+    found = NpuSettings.from_env(os.environ)  # the CANN root and SoC as set_env.sh names them
+    cann = NpuSettings(ascend_home=found.ascend_home, soc=found.soc or torch.npu.get_device_name(0))
     return HostConfig(work_root=tmp_path, limits=NPU_LIMITS, cache_dir=tmp_path / "cache",
-                      sandbox_mode=hardware_test_sandbox(), **fields)  # type: ignore[arg-type]
+                      sandbox_mode=hardware_test_sandbox(), settings=(cann,))
 
 
 def _starter_sources() -> list[SourceFile]:
@@ -66,7 +66,7 @@ def test_starter_builds_and_its_library_passes_the_library_policy(tmp_path: Path
     from judge.tracks.npu.link_check import collect_objects
     from judge.tracks.npu.policy import RULES
 
-    objects = collect_objects(workdir / "opjudge_build", Path(host.ascend_home or ""))
+    objects = collect_objects(workdir / "opjudge_build", Path(host.track_settings(NpuSettings).ascend_home or ""))
     print("CANN objects:", [o.name for o in objects.cann], "stub:", [o.name for o in objects.stub],
           "team:", [o.name for o in objects.team])
     assert objects.cann, "no member of lib64/libascendc_runtime.a found in the kernel archive: link_check.py is blind"

@@ -91,7 +91,7 @@ def runtime() -> NpuRuntime:
 
 
 def test_runtime_options_are_plain_json_and_checked(tmp_path: Path) -> None:
-    host = HostConfig(work_root=tmp_path, ascend_soc="Ascend910B3", settings=(NpuSettings(device="3"),))
+    host = HostConfig(work_root=tmp_path, settings=(NpuSettings(device="3", soc="Ascend910B3"),))
     options = runtime_options(host)
     assert json.loads(json.dumps(options)) == options
     assert options["flush_bytes"] >= 384 << 20 and options["peak_flops"] > 0 and options["device_index"] == 0
@@ -103,7 +103,7 @@ def test_runtime_options_are_plain_json_and_checked(tmp_path: Path) -> None:
 
 
 def test_track_exposes_device_nodes_readonly_paths_and_child_environment(tmp_path: Path) -> None:
-    host = HostConfig(work_root=tmp_path, ascend_home=Path("/opt/cann"), settings=(NpuSettings(device="3"),))
+    host = HostConfig(work_root=tmp_path, settings=(NpuSettings(device="3", ascend_home=Path("/opt/cann")),))
     assert TRACK.device_nodes(host) == device_nodes(host) == [
         "/dev/davinci3", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
     assert Path("/usr/local/Ascend/driver") in readonly_paths(host) and Path("/opt/cann") in readonly_paths(host)

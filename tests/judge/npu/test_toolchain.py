@@ -12,6 +12,7 @@ from judge.errors import ToolchainUnavailableError
 from judge.host import HostConfig
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
+from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.project import ProjectError, classify, render_cmakelists
 from judge.tracks.npu.toolchain import AscendToolchain
 from judge.verdict import Verdict
@@ -42,6 +43,12 @@ KERNEL_ONLY = b"""#include "sparse_flash_attention_grad.h"
 extern "C" int kernel_run(const kernel_args *args) { return args->stream ? 0 : 5; }
 """
 
+
+
+def _cann(host: HostConfig) -> Path:
+    root = host.track_settings(NpuSettings).ascend_home
+    assert root is not None
+    return root
 
 def _sources(*pairs: tuple[str, bytes]) -> list[SourceFile]:
     return [SourceFile(name=name, content=content) for name, content in pairs]
@@ -112,13 +119,13 @@ def test_build_configures_and_builds_a_loadable_library(tmp_path: Path, npu_host
     assert "fake CANN: SOC_VERSION=Ascend910B3 RUN_MODE=npu" in result.log
     assert str(workdir) not in result.log  # the team sees its own names, not the judge's folders
     # Only the device source went through the (fake) bisheng.
-    calls = (npu_host.ascend_home / "calls.log").read_text()  # type: ignore[operator]
+    calls = (_cann(npu_host) / "calls.log").read_text()
     assert "sample_kernel.cpp" in calls and "sample_host.cpp" not in calls
     # Both steps ran in the sandbox with CANN's environment, the CANN tree bound read-only.
     assert [argv[1] for argv, _, _ in sandbox.calls] == ["-S", "--build"]
     env, binds = sandbox.calls[0][1], sandbox.calls[0][2]
-    assert env is not None and env["ASCEND_HOME_PATH"] == str(npu_host.ascend_home)
-    assert any(b.source == npu_host.ascend_home and not b.writable for b in binds)
+    assert env is not None and env["ASCEND_HOME_PATH"] == str(_cann(npu_host))
+    assert any(b.source == _cann(npu_host) and not b.writable for b in binds)
     # The library exports kernel_run built from host + device objects, and works through the ABI.
     library = ctypes.CDLL(result.library_path)
     struct = kernel_args_struct(HEADER)
@@ -168,7 +175,7 @@ def test_a_format_error_is_ce_before_cmake_runs(tmp_path: Path, npu_host: HostCo
 
 
 def test_a_broken_cann_module_is_ie_not_ce(tmp_path: Path, npu_host: HostConfig, include_dir: Path) -> None:
-    module = npu_host.ascend_home / "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake"  # type: ignore[operator]
+    module = _cann(npu_host) / "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake"
     module.write_text('message(FATAL_ERROR "SOC_VERSION Ascend910B3 does not support")\n')
     workdir = tmp_path / "build"
     _write(workdir, SAMPLE)
@@ -187,7 +194,7 @@ def test_the_compile_time_limit_gives_tle(tmp_path: Path, npu_host: HostConfig, 
 
 
 def test_without_cann_the_build_fails_loudly(tmp_path: Path, include_dir: Path) -> None:
-    toolchain = AscendToolchain(HostConfig(work_root=tmp_path, ascend_soc="Ascend910B3"))
+    toolchain = AscendToolchain(HostConfig(work_root=tmp_path, settings=(NpuSettings(soc="Ascend910B3"),)))
     with pytest.raises(ToolchainUnavailableError, match="ascend_home"):
         toolchain.version()
     with pytest.raises(ToolchainUnavailableError):
