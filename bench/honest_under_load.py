@@ -80,7 +80,7 @@ def main() -> None:
                 print(f"run {run + 1} {kernel.name}: {result.verdict.value} score {result.score} "
                       f"in {time.monotonic() - started:.1f} s; load {host.get('load_average_timing_start', '?')}, "
                       f"steal {host.get('cpu_steal_percent', '-')} %, baseline spread "
-                      f"{host.get('baseline_spread_percent', '-')} %; {host.get('disturbed', 'not disturbed')}"
+                      f"{host.get('baseline_spread_percent', '-')} %; {result.conditions.disturbed or 'not disturbed'}"
                       + ("" if result.verdict.value == "AC" else f"; {result.message[:300]}"), flush=True)
         finally:
             stop_load(load)

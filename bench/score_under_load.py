@@ -29,7 +29,6 @@ from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.host import HostConfig
 from judge.problem import load_problem
-from judge.retime import DISTURBED
 from judge.submission import read_sources
 from judge.tracks import get_track
 
@@ -58,7 +57,7 @@ def main() -> None:
                 started = time.monotonic()
                 result = judge_submission(request, host=HostConfig(work_root=Path(work), limits=limits,
                                                                    sandbox_mode=args.sandbox))  # fmt: skip
-            disturbed = result.host.get(DISTURBED, "")
+            disturbed = result.conditions.disturbed or ""
             score = result.score if result.score is not None else float("nan")
             scores.append((score, bool(disturbed)))
             print(f"run {run + 1:2d}: {result.verdict.value} score {score:7.2f}  "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from judge.backends import Stage
@@ -40,7 +40,7 @@ def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sand
         return None
     reporter.stage(Stage.BUILDING)
     toolchain = track.make_toolchain(host)
-    result.host["toolchain"] = toolchain.version()
+    result.conditions = replace(result.conditions, toolchain=toolchain.version())
     started = time.monotonic()
     build = _build(toolchain, request.sources, request, host, sandbox, workdir / "build")
     result.compile_log = build.log

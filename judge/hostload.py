@@ -58,10 +58,11 @@ def spread_percent(std_ns: float, mean_ns: float) -> float:
 
 
 def describe(*, load_before: str, before: CpuTimes | None, after: CpuTimes | None,
-             baseline_spreads: list[float]) -> dict[str, str]:
+             baseline_spreads: list[float]) -> tuple[dict[str, str], str | None]:
     """The figures recorded in the result's `host`: load average at the start and end of the
     timing phase, CPU steal over it, the baseline's own spread (its calls' CV, the median and
-    the worst case), and `disturbed` when one of them says the ratios are less to be trusted."""
+    the worst case); and why the host was disturbed when one of them says the ratios are less to be
+    trusted (the run's `conditions.disturbed`, judge/conditions.py), else None."""
     figures = {"load_average_timing_start": load_before, "load_average_timing_end": load_average()}
     steal = steal_percent(before, after)
     if steal is not None:
@@ -78,6 +79,4 @@ def describe(*, load_before: str, before: CpuTimes | None, after: CpuTimes | Non
         reasons.append(f"{steal:.1f} % CPU steal")
     if baseline_spreads and max(baseline_spreads) > DISTURBED_BASELINE_SPREAD_PERCENT:
         reasons.append(f"the baseline's calls spread by {max(baseline_spreads):.1f} %")
-    if reasons:
-        figures["disturbed"] = "; ".join(reasons)
-    return figures
+    return figures, "; ".join(reasons) if reasons else None

@@ -4,9 +4,9 @@
 own spread say its ratios are less to be trusted. Such a score must not stand silently: the timing
 phase alone (the children are warm, the checks already done) is run again after a pause, a few
 times with a growing backoff, within the run. The run is one run for the team's quota whatever the
-attempts. The last attempt's figures stand; the host info records every attempt
-(`retimed_attempts`, `disturbed_attempt_<n>`), and `disturbed` remains only when the last attempt was
-disturbed too: the service then shows it on the report, the board, the API, the exports and the
+attempts. The last attempt's figures stand; the run's conditions (judge/conditions.py) record every
+attempt (`retimed_attempts`, `disturbed_attempts`), and `disturbed` remains only when the last attempt
+was disturbed too: the service then shows it on the report, the board, the API, the exports and the
 admin views, and leaves the run out of a final ranking until an organiser re-times it
 (docs/rules.md, "Disturbed hosts").
 
@@ -19,13 +19,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from judge.results import JudgeResult
 
 log = logging.getLogger("opjudge.judge")
-
-DISTURBED = "disturbed"
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ def time_until_calm(time_phase: Callable[[], None], result: JudgeResult, policy:
                     room_for: Callable[[float], bool], passed: Callable[[], bool],
                     sleep: Callable[[float], None] = time.sleep,
                     clock: Callable[[], float] = time.monotonic) -> RetimeOutcome:
-    """Run `time_phase` (which records `disturbed` in `result.host` when the host was) until an attempt is
+    """Run `time_phase` (which sets `result.conditions.disturbed` when the host was) until an attempt is
     calm, the attempts are spent, a case fails, or `room_for(seconds)` says the run has no room left."""
     outcome = RetimeOutcome()
     history: list[str] = []
@@ -63,19 +61,19 @@ def time_until_calm(time_phase: Callable[[], None], result: JudgeResult, policy:
                 break
             sleep(pause)
         began = clock()
-        result.host.pop(DISTURBED, None)
+        result.conditions = replace(result.conditions, disturbed=None)
         time_phase()
         last_s = clock() - began
         if attempt > 1:
             outcome.judge_seconds += pause + last_s
         outcome.attempts = attempt
-        reason = result.host.get(DISTURBED)
+        reason = result.conditions.disturbed
         if reason is None or not passed():
             break
         history.append(reason)
-        result.host[f"disturbed_attempt_{attempt}"] = reason
-    result.host["retimed_attempts"] = str(outcome.attempts)
+    result.conditions = replace(result.conditions, retimed_attempts=outcome.attempts,
+                                disturbed_attempts=tuple(history))
     if outcome.attempts > 1:
         log.info("timing phase run %d times on a disturbed host; last attempt %s", outcome.attempts,
-                 "disturbed too" if DISTURBED in result.host else "calm")
+                 "disturbed too" if result.conditions.disturbed else "calm")
     return outcome

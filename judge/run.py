@@ -16,6 +16,7 @@ from judge.backends import CaseSet, Isolation, Stage
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import BuiltKernels
 from judge.call_check import OracleChecker, conduct
+from judge.conditions import overheads_ns, positive
 from judge.determinism import set_deterministic
 from judge.host import HostConfig
 from judge.oracle_cache import OracleCache
@@ -24,7 +25,7 @@ from judge.profiling.context import ProfileContext
 from judge.profiling.passes import profile_cases
 from judge.request import JudgeRequest, Reporter
 from judge.results import CaseResult, JudgeResult
-from judge.retime import DISTURBED, RetimePolicy, time_until_calm
+from judge.retime import RetimePolicy, time_until_calm
 from judge.run_failures import FAILURES, RunOutOfTime, failure_of
 from judge.runner.baseline_session import BaselineFailed, BaselineRunner
 from judge.runner.failures import RunnerDied, SubmissionBrokeRunner
@@ -155,15 +156,18 @@ class Run:
                 if self.track.early_submission_start and public_cases:
                     children.callback(self.child.__exit__)  # ends it should the baseline fail to start
                     self.child.start()  # its runtime loads beside the baseline's; the hello waits
-                result.host.update({f"baseline_{k}": v for k, v in self.baseline.ready().items()
-                                    if k.endswith("overhead_ns") or k == "python_baseline"})
-            self.names = BaselineNames(result.host.get("baseline_python_baseline", ""),
+                described = self.baseline.ready()
+                vendor = described.get("python_baseline") or None
+                result.conditions = dataclasses.replace(result.conditions, python_baseline=vendor,
+                                                        baseline_overheads_ns=overheads_ns(described))
+                if vendor:  # the same in words, which judge/baseline_preflight.py reads
+                    result.host["baseline_python_baseline"] = vendor
+            self.names = BaselineNames(result.conditions.python_baseline or "",
                                        self.reference_dir / self.problem.slug / self.request.backend.value,
                                        cann_version=options.get("cann_version"))
             # The roof of the report's chart, recorded with the run since workers differ.
-            for key in ("peak_flops", "peak_bytes_per_s"):
-                if options.get(key):
-                    result.host[key] = str(options[key])
+            result.conditions = dataclasses.replace(result.conditions, peak_flops=positive(options.get("peak_flops")),
+                                                    peak_bytes_per_s=positive(options.get("peak_bytes_per_s")))
             passed = self._judge_group(self.child, public_cases, public=True) if public_cases else True
             if passed and private_cases:
                 self.child = self._session("submission", self.built.submission, self.workdir / "private-run")
@@ -171,7 +175,7 @@ class Run:
                     result.kernel_output += WITHHELD_OUTPUT_NOTE  # withheld (it writes to its file only)
                 self._judge_group(self.child, private_cases, public=not public_cases)
         if self.disturbed:
-            result.host[DISTURBED] = "; ".join(self.disturbed)
+            result.conditions = dataclasses.replace(result.conditions, disturbed="; ".join(self.disturbed))
 
     def _judge_group(self, child: RunnerSession, group: list[Case], *, public: bool) -> bool:
         """Check `group`'s cases, then time its timed ones (and profile them, public cases only) in
@@ -218,8 +222,8 @@ class Run:
         time_until_calm(lambda: self._time_phase(phase, timed), result,
                         RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
                         room_for=self._room_for, passed=lambda: all(r.passed for r, _ in timed))
-        if DISTURBED in result.host:
-            self.disturbed.append(result.host[DISTURBED])
+        if result.conditions.disturbed:
+            self.disturbed.append(result.conditions.disturbed)
         for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
             if case.name in self.baseline.vendor_failures:
                 case_result.baseline = BASELINE_KERNEL

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from judge import hostload
@@ -101,10 +101,13 @@ def time_cases(phase: TimingPhase, timed: list[tuple[CaseResult, Case]], result:
             break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
     if all(r.passed for _, r, _ in timings):
         _second_pass(phase, timings, before_case)
-    result.host.update(hostload.describe(
+    figures, disturbed = hostload.describe(
         load_before=load_before, before=cpu_before, after=hostload.cpu_times(),
         baseline_spreads=[hostload.spread_percent(t.baseline.std_ns, t.baseline.mean_ns)
-                          for t, _, _ in timings if t.baseline is not None]))
+                          for t, _, _ in timings if t.baseline is not None])
+    result.host.update(figures)
+    if disturbed:
+        result.conditions = replace(result.conditions, disturbed=disturbed)
     result.timing_profile_s = _profile_seconds([t for t, _, _ in timings])
 
 

@@ -18,7 +18,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
@@ -117,8 +117,9 @@ def judge_run(ctx: WorkerContext, run_id: int, *, take_over: bool = False) -> Ru
                              message=f"{type(exc).__name__}: {exc}")
     if result.verdict is Verdict.IE and claimed.attempt < settings.max_attempts:
         return _retry_later(ctx, claimed, result.message)
-    if not settings.mark_disturbed_runs and "disturbed" in result.host:
-        result.host["disturbed_unmarked"] = result.host.pop("disturbed")
+    if not settings.mark_disturbed_runs and result.conditions.disturbed:
+        result.conditions = replace(result.conditions, disturbed=None,
+                                     disturbed_unmarked=result.conditions.disturbed)
     info = _worker_info(ctx, claimed, result)
     # Kept until the claim's deadline: giving the run back would throw the judged result away,
     # and on the last attempt end it as IE.

@@ -1,7 +1,7 @@
 """The device roofs for the report's roofline chart, from what the worker recorded about its host.
 
 In order: the rates the worker recorded with the run (`peak_flops`,
-`peak_bytes_per_s` in its host record); for CUDA, the datasheet table the
+`peak_bytes_per_s` of its conditions, judge/conditions.py); for CUDA, the datasheet table the
 engine's physical-floor check uses; for a CPU run judged on this very host (the
 embedded server), the ceiling the CPU track gives the engine. Otherwise the
 chart says that the peak is unknown rather than guess one.
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
+from judge.conditions import positive, stored_conditions
 from judge.host import HostConfig
 
 
@@ -28,7 +29,8 @@ class DevicePeaks:
 
 def device_peaks(info: dict[str, Any], *, backend: Backend, device: str | None) -> DevicePeaks:
     """The best-founded roofs for a run, with the source named."""
-    flops, bandwidth = _number(info.get("peak_flops")), _number(info.get("peak_bytes_per_s"))
+    conditions = stored_conditions(info)
+    flops, bandwidth = conditions.peak_flops, conditions.peak_bytes_per_s
     if flops:
         return DevicePeaks(flops / 1e9, bandwidth / 1e9 if bandwidth else None, "as recorded by the worker")
     if backend is Backend.CUDA and device:
@@ -42,15 +44,7 @@ def device_peaks(info: dict[str, Any], *, backend: Backend, device: str | None) 
 
         track = get_track(Backend.CPU)
         options = track.runtime_options(HostConfig(work_root=Path(tempfile.gettempdir()), limits=track.limits))
-        ceiling = _number(options.get("peak_flops"))
+        ceiling = positive(options.get("peak_flops"))
         if ceiling:
             return DevicePeaks(ceiling / 1e9, None, "the judge's generous CPU ceiling for this host")
     return DevicePeaks(None, None, "the device's peak was not recorded")
-
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if number > 0 else None

@@ -18,6 +18,7 @@ from api.store.enums import RunKind
 from api.store.models import CaseResultRow, Competition, Run, Submission
 from api.store.views import CaseView, RunView
 from judge.backends import CaseSet
+from judge.conditions import stored_conditions
 from judge.results import JudgeResult
 from judge.verdict import Verdict
 
@@ -100,7 +101,7 @@ def _run_view(run: Run, cases: list[CaseResultRow], *, team_view: bool, per_priv
         flagged=False if team_view else run.flagged, flag_reason="" if team_view else run.flag_reason,
         cases=_case_views(cases, team_view=team_view, per_private_case=per_private_case),
         timing=run_timing(run.worker_info or {}), profiles=public_profiles(run, cases),
-        disturbed=run.disturbed or "", timing_attempts=_attempts(run.worker_info or {}),
+        disturbed=run.disturbed or "", timing_attempts=stored_conditions(run.worker_info).timing_attempts,
     )  # fmt: skip
 
 
@@ -110,11 +111,6 @@ TIMING_KEYS = ("timing", "timing_detail", "max_launches")  # judge/tracks/npu/ru
 def run_timing(info: dict[str, Any]) -> dict[str, str]:
     """Which clock timed the run, as the worker recorded it (the NPU track's; empty elsewhere)."""
     return {key: str(info[key]) for key in TIMING_KEYS if key in info}
-
-
-def _attempts(info: dict[str, Any]) -> int:
-    value = info.get("retimed_attempts")
-    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else 1
 
 
 def public_profiles(run: Run, cases: list[CaseResultRow]) -> list[dict[str, Any]]:

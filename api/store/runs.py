@@ -25,6 +25,7 @@ from api.store.standings_cache import recompute_standings
 from api.store.types import utcnow
 from api.store.views import ClaimedRun, RunDispatch, RunHolder, StuckRun
 from judge.backends import Stage
+from judge.conditions import CONDITIONS_KEY
 from judge.results import JudgeResult
 from judge.verdict import Verdict
 
@@ -127,10 +128,12 @@ def finish_run(
     run.stage = Stage.DONE.value
     run.stage_times = {**run.stage_times, Stage.DONE.value: now.isoformat()}
     run.worker_host = host.get("host") or run.claimed_by
-    run.device, run.toolchain, run.driver = host.get("device"), host.get("toolchain"), host.get("driver")
-    # The profiles of the public timed cases (judge/profiling/) ride in the same JSON column.
-    run.worker_info = {**host, "profiles": result.profiles} if result.profiles else host
-    run.disturbed = str(result.host.get("disturbed", ""))[:1000]
+    run.device, run.driver, run.toolchain = host.get("device"), host.get("driver"), result.conditions.toolchain
+    # The run's conditions (judge/conditions.py) and the profiles of the public timed cases
+    # (judge/profiling/) ride in the same JSON column, beside the host's description.
+    run.worker_info = {**host, CONDITIONS_KEY: result.conditions.to_dict(),
+                       **({"profiles": result.profiles} if result.profiles else {})}
+    run.disturbed = (result.conditions.disturbed or "")[:1000]
     write_cases(session, run_id=run.id, result=result)
     submission = run.submission
     if run.kind is RunKind.JUDGE:

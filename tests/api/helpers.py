@@ -7,6 +7,7 @@ from typing import Any
 from httpx import Response
 
 from judge.backends import Backend, CaseSet
+from judge.conditions import RunConditions
 from judge.results import CaseResult, JudgeResult, TimingStats
 from judge.verdict import Verdict
 
@@ -35,7 +36,7 @@ def result(
     return JudgeResult(
         verdict=verdict, problem=problem, backend=Backend.CPU, message="all cases passed" if verdict is Verdict.AC
         else "case b1 failed", compile_log="g++ ok", cases=cases,
-        host={"host": "box", "toolchain": "g++ 12"},
+        host={"host": "box"}, conditions=RunConditions(toolchain="g++ 12"),
     )  # fmt: skip
 
 

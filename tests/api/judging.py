@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from api.store.competitions import update_competition
 from api.store.db import Session
 from api.store.runs import claim_run, finish_run
@@ -38,7 +40,7 @@ def judged(
     claim_run(session, run_id=created.run_id, worker="w", now=clock.now)
     outcome = result(problem, verdict, benchmarks=benchmarks, private=private, failed=failed)
     if disturbed:
-        outcome.host.update(disturbed=disturbed, retimed_attempts="3")
+        outcome.conditions = dataclasses.replace(outcome.conditions, disturbed=disturbed, retimed_attempts=3)
     finish_run(session, run_id=created.run_id, result=outcome, worker_info={}, now=clock.now)
     clock.advance(60)
     return created.submission_id

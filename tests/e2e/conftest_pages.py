@@ -35,6 +35,7 @@ from api.store.seed import seed_demo
 from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet, Stage
+from judge.conditions import RunConditions
 from judge.problem import load_problem
 from judge.results import CaseResult, JudgeResult, OutputCheck, TimingStats
 from judge.verdict import Verdict
@@ -129,7 +130,7 @@ class StoreWriter:
             for stage in (Stage.BUILDING, Stage.CHECKING, Stage.TIMING, Stage.SCORING):
                 record_stage(session, run_id=created.run_id, stage=stage, at=utcnow())
             assert finish_run(session, run_id=created.run_id, result=result,
-                              worker_info={"host": platform.node(), "toolchain": "g++ (synthetic)"})
+                              worker_info={"host": platform.node()})
         return created.submission_id
 
 
@@ -155,7 +156,8 @@ def synthetic_result(problem_slug: str, *, bench_ratio: float, private_ratio: fl
         ))  # fmt: skip
     return JudgeResult(verdict=Verdict.AC, problem=problem_slug, backend=Backend.CPU,
                        message=f"all {len(cases)} cases passed", compile_log="", score=100.0 / bench_ratio,
-                       cases=cases, host={"host": platform.node(), "device": "cpu"})  # fmt: skip
+                       cases=cases, host={"host": platform.node(), "device": "cpu"},
+                       conditions=RunConditions(toolchain="g++ (synthetic)"))  # fmt: skip
 
 
 # ---- the browser ------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from api.store.seed import seed_demo
 from api.store.submissions import create_submission
 from api.store.types import utcnow
 from judge.backends import Backend, CaseSet
+from judge.conditions import RunConditions
 from judge.results import CaseResult, JudgeResult, TimingStats
 from judge.verdict import Verdict
 from tests.e2e.conftest_pages import NoDispatch, launch_chromium, log_in, screenshot
@@ -52,7 +53,7 @@ CROWD = {
     "p03_ragged_batch": (4.9, 45.0),
     "p04_half_bs32": (2.3, 22.0),
 }
-ROOFS = {"peak_flops": "1.2e12", "peak_bytes_per_s": "40e9"}  # what a worker records about its host
+ROOFS = RunConditions(peak_flops=1.2e12, peak_bytes_per_s=40e9)  # what a worker records about its host
 
 # For every pair of text elements of the chart, whether their boxes cut each other, and every one
 # that leaves the SVG's box (a half pixel of slack for anti-aliased edges).
@@ -82,7 +83,8 @@ def crowded_result() -> JudgeResult:
             gflops=gflops, gbytes_per_s=gflops / intensity, flops=gflops * median, checked_calls=4,
         ))  # fmt: skip
     return JudgeResult(verdict=Verdict.AC, problem=PROBLEM, backend=Backend.CPU, message="all cases passed",
-                       score=100.0, cases=cases, host={"host": "elsewhere", "device": "cpu"})  # fmt: skip
+                       score=100.0, cases=cases, host={"host": "elsewhere", "device": "cpu"},
+                       conditions=ROOFS)  # fmt: skip
 
 
 @pytest.fixture
@@ -97,7 +99,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, int]]:
         created = create_submission(session, team_id=team_id, problem=PROBLEM, backend=Backend.CPU, now=utcnow(),
                                     files=[("kernel.cpp", b"// crowded\n")], queue="judge.cpu")  # fmt: skip
         assert claim_run(session, run_id=created.run_id, worker="elsewhere") is not None
-        assert finish_run(session, run_id=created.run_id, result=crowded_result(), worker_info=dict(ROOFS))
+        assert finish_run(session, run_id=created.run_id, result=crowded_result(), worker_info={})
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings, NoDispatch(), database=database), host="127.0.0.1",
                                            port=port, log_level="warning"))  # fmt: skip

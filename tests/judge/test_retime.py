@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from judge.backends import Backend
 from judge.results import JudgeResult
 from judge.retime import RetimePolicy, time_until_calm
@@ -21,7 +23,8 @@ class _Host:
     def __call__(self) -> None:
         self.calls += 1
         if self.calls <= self.loaded:
-            self.result.host["disturbed"] = f"load average {5 + self.calls}.00 on 2 CPUs"
+            reason = f"load average {5 + self.calls}.00 on 2 CPUs"
+            self.result.conditions = dataclasses.replace(self.result.conditions, disturbed=reason)
 
 
 def test_a_calm_phase_runs_once() -> None:
@@ -29,8 +32,8 @@ def test_a_calm_phase_runs_once() -> None:
     phase, pauses = _Host(result, 0), []
     outcome = time_until_calm(phase, result, RetimePolicy(3, 10.0), room_for=lambda s: True, passed=lambda: True,
                               sleep=pauses.append)
-    assert phase.calls == outcome.attempts == 1 and pauses == [] and "disturbed" not in result.host
-    assert result.host["retimed_attempts"] == "1"
+    assert phase.calls == outcome.attempts == 1 and pauses == [] and result.conditions.disturbed is None
+    assert result.conditions.retimed_attempts == 1 and result.conditions.disturbed_attempts == ()
 
 
 def test_a_disturbed_phase_is_timed_again_with_backoff_until_calm() -> None:
@@ -39,10 +42,10 @@ def test_a_disturbed_phase_is_timed_again_with_backoff_until_calm() -> None:
     outcome = time_until_calm(phase, result, RetimePolicy(4, 10.0), room_for=lambda s: True, passed=lambda: True,
                               sleep=pauses.append)
     assert phase.calls == outcome.attempts == 3 and pauses == [10.0, 20.0]
-    assert "disturbed" not in result.host  # the last attempt was calm: its figures stand, unmarked
-    assert result.host["disturbed_attempt_1"].startswith("load average 6.00")
-    assert result.host["disturbed_attempt_2"].startswith("load average 7.00")
-    assert result.host["retimed_attempts"] == "3" and outcome.judge_seconds >= 30.0
+    assert result.conditions.disturbed is None  # the last attempt was calm: its figures stand, unmarked
+    first, second = result.conditions.disturbed_attempts
+    assert first.startswith("load average 6.00") and second.startswith("load average 7.00")
+    assert result.conditions.retimed_attempts == 3 and outcome.judge_seconds >= 30.0
 
 
 def test_a_phase_that_stays_disturbed_keeps_the_mark() -> None:
@@ -50,7 +53,8 @@ def test_a_phase_that_stays_disturbed_keeps_the_mark() -> None:
     phase = _Host(result, 99)
     time_until_calm(phase, result, RetimePolicy(3, 0.0), room_for=lambda s: True, passed=lambda: True,
                     sleep=lambda s: None)
-    assert phase.calls == 3 and result.host["disturbed"].startswith("load average 8.00")
+    assert phase.calls == 3 and (result.conditions.disturbed or "").startswith("load average 8.00")
+    assert len(result.conditions.disturbed_attempts) == 3 and result.conditions.timing_attempts == 3
 
 
 def test_no_attempt_without_room_and_none_after_a_failure() -> None:
@@ -58,7 +62,7 @@ def test_no_attempt_without_room_and_none_after_a_failure() -> None:
     phase = _Host(result, 99)
     time_until_calm(phase, result, RetimePolicy(3, 5.0), room_for=lambda s: False, passed=lambda: True,
                     sleep=lambda s: None)
-    assert phase.calls == 1 and "disturbed" in result.host
+    assert phase.calls == 1 and result.conditions.disturbed is not None
     result = _result()
     phase = _Host(result, 99)
     time_until_calm(phase, result, RetimePolicy(3, 5.0), room_for=lambda s: True, passed=lambda: False,

@@ -197,13 +197,15 @@ def test_a_judged_result_waits_out_an_outage_while_the_claim_lasts(ctx, submit, 
 
 @pytest.mark.parametrize("mark", [True, False])
 def test_a_run_that_stayed_disturbed_is_marked_unless_the_worker_says_not(ctx, submit, monkeypatch, mark) -> None:
-    """judge/retime.py leaves `disturbed` in the host info when the last timing attempt was disturbed; the
+    """judge/retime.py leaves `disturbed` in the run's conditions when the last timing attempt was disturbed; the
     worker stores it on the run (marked, out of a final ranking) unless `mark_disturbed_runs` is off."""
+    from judge.conditions import RunConditions, stored_conditions
     from judge.results import JudgeResult
 
     def disturbed(request, *, host, reporter):  # type: ignore[no-untyped-def]
         return JudgeResult(verdict=Verdict.AC, problem=request.problem.slug, backend=request.backend,
-                           message="ok", host={"disturbed": "load average 9.00 on 2 CPUs", "retimed_attempts": "3"})
+                           message="ok", conditions=RunConditions(disturbed="load average 9.00 on 2 CPUs",
+                                                                     retimed_attempts=3))
 
     monkeypatch.setattr(tasks, "judge_submission", disturbed)
     ctx.settings = ctx.settings.model_copy(update={"mark_disturbed_runs": mark})
@@ -213,4 +215,5 @@ def test_a_run_that_stayed_disturbed_is_marked_unless_the_worker_says_not(ctx, s
         run = session.get(Run, created.run_id)
         assert run is not None
         assert run.disturbed == ("load average 9.00 on 2 CPUs" if mark else "")
-        assert ("disturbed_unmarked" in run.worker_info) is not mark
+        conditions = stored_conditions(run.worker_info)
+        assert (conditions.disturbed_unmarked is not None) is not mark and conditions.timing_attempts == 3

@@ -54,7 +54,7 @@ def test_cuda_baseline_is_accepted_on_the_tests(problem: str, tmp_path: Path) ->
     source = REPO / "reference_kernels" / problem / "cuda" / "baseline.cu"
     result = _judge(source, problem, ("tests",), tmp_path)
     assert result.verdict.value == "AC", result.message
-    assert result.host.get("toolchain", "").startswith("nvcc")
+    assert (result.conditions.toolchain or "").startswith("nvcc")
 
 
 # CE and SV are decided before any kernel runs (policy check, nvcc, library check): the engine
