@@ -28,7 +28,7 @@ class WorkerSettings(Settings):
     disturbed_backoff_s: float = Field(default=15.0, ge=0)
     # A run whose last timing attempt was disturbed is marked, and stays out of a final ranking. Off only
     # where every timing is that short (the test suite's 0.1 s budgets), which always looks disturbed: the
-    # figures are then kept in worker_info as `disturbed_unmarked`.
+    # reason is then kept in the run's conditions as `disturbed_unmarked` (judge/conditions.py).
     mark_disturbed_runs: bool = True
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
