@@ -127,6 +127,10 @@ class Track:
     source_language: str = "cpp"
     # Its toolchain, device and driver as a worker reports them on start (workers/hostinfo.py).
     host_report: HostReport = HostReport()
+    # The roofs of the report's roofline chart where the worker recorded none (api/pages/devices.py):
+    # `known_peaks(device, same_host)` -> (FLOP/s, bytes/s or None, where they come from) or None;
+    # `same_host`: the run was judged on the host serving the page (the embedded server).
+    known_peaks: Callable[[str | None, bool], tuple[float, float | None, str] | None] = lambda device, same: None
 
 
     @property

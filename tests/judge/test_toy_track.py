@@ -11,6 +11,7 @@ gives it `toycpu` cases and baseline: the CPU ones, reference_kernels/add_mul_re
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from api.pages.devices import DevicePeaks, device_peaks
 from api.store.similarity import ReviewDocument
 from judge.backends import Backend
 from judge.baseline_preflight import BaselineCheckReport, plan
@@ -73,6 +75,7 @@ TRACK = Track(
     source_language="c",
     pin_environment=lambda device: {"TOY_VISIBLE_BOARDS": device},
     vendor_release=lambda options: ("ToyKit", "1.2"),
+    known_peaks=lambda device, same_host: (2e12, 5e10, "the toy board's manual") if device == "toy board" else None,
     host_report=HostReport(toolchain="toy kit", device_probe=lambda: "a toy board",
                            driver_probe=lambda: "toy driver 2"),
 )
@@ -170,6 +173,20 @@ def test_machine_review_reads_its_sources_in_the_tracks_language(toy: Path) -> N
                            files=[("kernel.cxx", kernel)]) for n in (1, 2)]
     pairs, compared = compare_documents(docs, boilerplate_of([], {"c"}), 0.5)
     assert compared == 1 and [(p.submission_a, p.submission_b) for p in pairs] == [(1, 2)]
+
+
+def test_the_report_chart_takes_the_roofs_its_track_knows(toy: Path) -> None:
+    toy_backend = Backend("toycpu")
+    toy_roofs = DevicePeaks(2000.0, 50.0, "the toy board's manual")
+    assert device_peaks({}, backend=toy_backend, device="toy board") == toy_roofs
+    assert device_peaks({}, backend=toy_backend, device="another board").gflops is None
+    recorded = {"conditions": {"peak_flops": 3e12}}
+    assert device_peaks(recorded, backend=toy_backend, device="toy board").source == "as recorded by the worker"
+    h200 = device_peaks({}, backend=Backend.CUDA, device="NVIDIA H200")
+    assert h200.gflops and h200.gflops > 1000 and "datasheet" in h200.source
+    here = device_peaks({"host": platform.node()}, backend=Backend.CPU, device=None)
+    assert here.gflops and "CPU ceiling" in here.source
+    assert device_peaks({"host": "elsewhere"}, backend=Backend.CPU, device=None).gflops is None
 
 
 # A vendor operator's adapter whose contract holds at ToyKit 1.2 only (judge/baseline_trust.py reads it).

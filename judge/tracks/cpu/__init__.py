@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,15 @@ def _runtime_options(host: HostConfig) -> dict[str, Any]:
     }
 
 
+def _known_peaks(device: str | None, same_host: bool) -> tuple[float, float | None, str] | None:
+    """The ceiling `_runtime_options` gives the engine, for a run judged on this very host only."""
+    if not same_host:
+        return None
+    host = HostConfig(work_root=Path(tempfile.gettempdir()), limits=CPU_LIMITS)
+    ceiling = float(_runtime_options(host)["peak_flops"])
+    return (ceiling, None, "the judge's generous CPU ceiling for this host") if ceiling > 0 else None
+
+
 def profile_case(ctx: Any) -> list[Any]:
     """The CPU track's profiler (judge/profiling/cpu.py), imported on first use: it imports the runner's session,
     which neither the runner child nor the service loads with the track."""
@@ -90,4 +100,5 @@ TRACK = Track(
     profiler=profile_case,
     doctor_checks=doctor_checks,
     host_report=HostReport(device_probe=cpu_model),  # the compiler's check names the toolchain
+    known_peaks=_known_peaks,
 )

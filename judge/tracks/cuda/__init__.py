@@ -122,6 +122,12 @@ def profile_case(ctx: Any) -> list[Any]:
     return profile(ctx)
 
 
+def known_peaks(device: str | None, same_host: bool) -> tuple[float, float | None, str] | None:
+    """The datasheet table the engine's physical-floor check uses, for the run's GPU by name."""
+    row = find_peak(device) if device else None
+    return None if row is None else (row.fp32_flops, None, f"{row.name} fp32 datasheet rate")
+
+
 TRACK = Track(
     backend=Backend.CUDA,
     limits=CUDA_LIMITS,
@@ -141,4 +147,5 @@ TRACK = Track(
     pin_environment=pin_environment,
     source_language="cuda",  # machine review's lexer
     host_report=HostReport(device="device", driver_probe=nvidia_driver),
+    known_peaks=known_peaks,
 )
