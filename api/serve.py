@@ -53,8 +53,8 @@ def serve(settings: WorkerSettings, *, host: str, port: int, demo: bool, worker:
     """Run the API until interrupted (blocks)."""
     import uvicorn
 
-    from api.app import create_app
-    from api.http_server import ServerLimits, uvicorn_options
+    from api.web.app import create_app
+    from api.web.http_server import ServerLimits, uvicorn_options
 
     upgrade_database(settings)
     if demo:

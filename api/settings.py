@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     cuda_gpu: str = "default"
     npu_soc: str = "default"
 
-    # Upload limits, enforced while the body streams in (api/bodylimit.py, api/uploads.py).
+    # Upload limits, enforced while the body streams in (api/web/bodylimit.py, api/web/uploads.py).
     max_body_bytes: int = Field(default=2 * MIB, gt=0)
     max_files: int = Field(default=16, gt=0)
     max_file_bytes: int = Field(default=512 * KIB, gt=0)
@@ -72,14 +72,14 @@ class Settings(BaseSettings):
     # A leaderboard is re-read from the standings at most this often (it is at most this late).
     board_cache_ttl_s: float = Field(default=1.0, ge=0)
 
-    # The HTTP server's limits (api/http_server.py); the reverse proxy in front should be stricter.
+    # The HTTP server's limits (api/web/http_server.py); the reverse proxy in front should be stricter.
     http_request_timeout_s: float = Field(default=60.0, gt=0)  # one request's headers and body arrive within
     http_keepalive_timeout_s: int = Field(default=5, ge=1)  # an idle keep-alive connection is closed after
     http_max_header_bytes: int = Field(default=64 * KIB, ge=4 * KIB)  # request line and headers
     http_limit_concurrency: int = Field(default=512, ge=8)  # connections at once; beyond it, 503
     http_backlog: int = Field(default=256, ge=16)
 
-    # Failed token checks per client address and minute before it is refused (api/ratelimit.py);
+    # Failed token checks per client address and minute before it is refused (api/web/ratelimit.py);
     # the counts' storage: memory (one API process) or redis://... (several).
     auth_failures_per_minute: int = Field(default=30, ge=1)
     # Bearer token Prometheus scrapes /metrics with (an admin token works too); None: admin tokens only.

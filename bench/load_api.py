@@ -72,7 +72,7 @@ class AcceptingDispatcher:
 
 
 def app_from_env():  # type: ignore[no-untyped-def]  # uvicorn --factory entry point
-    from api.app import create_app
+    from api.web.app import create_app
 
     return create_app(Settings(), AcceptingDispatcher())
 

@@ -1,4 +1,4 @@
-"""Errors the store raises on purpose. Their messages are safe to show; api/errors.py picks the status."""
+"""Errors the store raises on purpose. Their messages are safe to show; api/web/errors.py picks the status."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Which settings those are, their types and bounds, is declared once, in each track's settings record
 (judge/track_settings/; for now the NPU clock, `npu_timing` and `npu_max_launches`). They are stored
 in `Competition.judge_settings` (JSON), set by organisers through the admin API (the same names on a
-competition's create or update, api/schemas/competitions.py), handed to the worker with each claimed
+competition's create or update, api/web/schemas/competitions.py), handed to the worker with each claimed
 run (`ClaimedRun.judge_settings`), and applied to the run's track's settings over the worker's own
 defaults (judge/host.py `host_from_env`; e.g. OPJUDGE_NPU_TIMING, else "events"). What timed a run
 is recorded with it either way (its report's "Clock").

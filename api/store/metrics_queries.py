@@ -1,4 +1,4 @@
-"""What /metrics reads from the store (api/metrics.py): finished runs by kind, mode and verdict,
+"""What /metrics reads from the store (api/web/metrics.py): finished runs by kind, mode and verdict,
 and how long each judging stage took. Read at scrape time, so every process's runs count."""
 
 from __future__ import annotations

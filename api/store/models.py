@@ -65,7 +65,7 @@ class Competition(Base):
     mode_quotas: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # How runs are judged beyond the problem: the NPU clock and launch cap (api/store/judge_settings.py).
     judge_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    # Whether teams may read the baseline kernel's source on the problem page (api/problem_info.py).
+    # Whether teams may read the baseline kernel's source on the problem page (api/web/problem_info.py).
     baseline_public: Mapped[bool] = mapped_column(Boolean, default=True)
     online_weight: Mapped[float] = mapped_column(Float, default=0.7)
     reviewer_weight: Mapped[float] = mapped_column(Float, default=0.3)

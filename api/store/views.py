@@ -1,7 +1,7 @@
 """What store functions return: frozen dataclasses, so no ORM object leaves the store.
 
 Most are also the API's answers: the response schemas are built from these records
-(`api.schemas.base.from_view`), not declared again, so a field added, retyped or given a
+(`api.web.schemas.base.from_view`), not declared again, so a field added, retyped or given a
 default here changes the OpenAPI document too (a field with a default is optional there).
 """
 

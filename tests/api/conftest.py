@@ -17,7 +17,6 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.dispatch import DispatchUnavailable
 from api.settings import Settings
 from api.store.competitions import attach_problem, create_competition
@@ -25,6 +24,7 @@ from api.store.db import Database, Session, upgrade_database
 from api.store.enums import Role
 from api.store.teams import add_reviewer, create_team, set_finalists
 from api.store.tokens import issue_token
+from api.web.app import create_app
 from judge.backends import Backend
 from judge.problem import load_problem
 

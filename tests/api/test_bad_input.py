@@ -9,14 +9,14 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
 from api.store.competitions import update_competition
 from api.store.db import Database
 from api.store.errors import InvalidInputError
 from api.store.reviews import list_reviews
 from api.store.stats import row_counts
+from api.web.app import create_app
+from api.web.pages.auth import TOKEN_COOKIE, csrf_token
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
 from tests.api.helpers import KERNEL, upload
 
@@ -148,7 +148,7 @@ class TestUploads:
         from pathlib import Path
 
         root = Path(__file__).parents[2]
-        page = (root / "api/templates/problem.html").read_text()
+        page = (root / "api/web/templates/problem.html").read_text()
         assert "until the 95 % interval of the case's ratio to the baseline is within" in page
         assert "standard error" not in page
         rules = (root / "docs/rules.md").read_text()

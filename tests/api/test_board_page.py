@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import api.pages.board as board_module
-from api.app import create_app
-from api.boardcache import BoardCache
-from api.pages.auth import TOKEN_COOKIE
-from api.pages.web import accepts_gzip
+import api.web.pages.board as board_module
 from api.settings import Settings
 from api.store.competitions import update_competition
 from api.store.db import Database, Session
+from api.web.app import create_app
+from api.web.boardcache import BoardCache
+from api.web.pages.auth import TOKEN_COOKIE
+from api.web.pages.web import accepts_gzip
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.judging import judged, open_quotas
 

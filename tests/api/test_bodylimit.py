@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from api.bodylimit import BodyLimitMiddleware
+from api.web.bodylimit import BodyLimitMiddleware
 
 
 class _App:

@@ -1,12 +1,12 @@
-"""Where the roofline's labels go (api/pages/chart_labels.py), checked on the estimated boxes; the real
+"""Where the roofline's labels go (api/web/pages/chart_labels.py), checked on the estimated boxes; the real
 boxes in Chromium are checked by tests/e2e/test_report_chart.py."""
 
 from __future__ import annotations
 
 import re
 
-from api.pages.chart_labels import Box, Placed, place_labels, text_box, text_width
-from api.pages.charts import HEIGHT, LABEL_FONT, WIDTH, RooflinePoint, rate_bars_svg, roofline_svg
+from api.web.pages.chart_labels import Box, Placed, place_labels, text_box, text_width
+from api.web.pages.charts import HEIGHT, LABEL_FONT, WIDTH, RooflinePoint, rate_bars_svg, roofline_svg
 
 AREA = Box(0, 0, 400, 200)
 

@@ -7,8 +7,8 @@ import re
 from rich.console import Console
 
 from api.client.render import board_table, case_table, queue_line
-from api.pages.chart_labels import text_box
-from api.pages.charts import LABEL_FONT, RooflinePoint, roofline_svg
+from api.web.pages.chart_labels import text_box
+from api.web.pages.charts import LABEL_FONT, RooflinePoint, roofline_svg
 
 CASES = [
     {"name": "t04_ragged_tokens_cut_short", "case_set": "benchmarks", "passed": True, "verdict": "AC",

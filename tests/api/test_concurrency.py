@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from api.boardcache import BoardCache
 from api.store.competitions import update_competition
 from api.store.db import Database, Session
 from api.store.errors import QuotaExceededError
 from api.store.submissions import create_submission
+from api.web.boardcache import BoardCache
 from judge.backends import Backend
 from tests.api.conftest import Clock, Contest
 from tests.api.helpers import KERNEL

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.settings import Settings
 from api.store.db import Database, upgrade_database
+from api.web.app import create_app
 from tests.api.conftest import Clock, Contest, RecordingDispatcher, make_contest
 from tests.api.helpers import upload
 from tests.api.tcpproxy import TcpProxy

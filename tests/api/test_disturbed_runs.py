@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
 from api.store.db import Database
 from api.store.ranking import leaderboard
 from api.store.runs import claim_run, finish_run
+from api.web.app import create_app
+from api.web.pages.auth import TOKEN_COOKIE
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.helpers import public_id, result
 from tests.api.judging import judged, open_quotas

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from api.http_server import ServerLimits, uvicorn_options
+from api.web.http_server import ServerLimits, uvicorn_options
 
 DEADLINE_S = 0.5
 WAIT_S = 20.0  # far above the deadline: only a connection that is never closed fails

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
 from api.store.db import Database
 from api.store.errors import InvalidInputError
 from api.store.judge_settings import apply_judge_settings, run_settings
 from api.store.runs import claim_run, finish_run
+from api.web.app import create_app
+from api.web.pages.auth import TOKEN_COOKIE
 from judge.backends import Backend
 from judge.results import CaseResult
 from tests.api.conftest import Clock, Contest, RecordingDispatcher

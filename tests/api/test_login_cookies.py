@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE
 from api.settings import Settings
 from api.store.db import Database
+from api.web.app import create_app
+from api.web.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import TOKEN_COOKIE, csrf_token
 from api.settings import Settings
 from api.store.db import Database, Session
 from api.store.ranking import leaderboard
+from api.web.app import create_app
+from api.web.pages.auth import TOKEN_COOKIE, csrf_token
 from tests.api.conftest import START, Clock, Contest, RecordingDispatcher
 from tests.api.helpers import public_id, stored_id, upload
 from tests.api.judging import judged, open_quotas

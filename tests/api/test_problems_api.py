@@ -74,7 +74,7 @@ def test_the_header_downloads_and_unknown_problems_are_404(client: TestClient, c
 
 
 def test_statement_html_is_never_raw(client: TestClient, contest: Contest) -> None:
-    from api.problem_info import render_markdown
+    from api.web.problem_info import render_markdown
 
     text = "# T\n<script>alert(1)</script>\n[x](javascript:alert(1))\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
     html = render_markdown(text)

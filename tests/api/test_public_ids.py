@@ -14,14 +14,14 @@ from alembic import command
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from api.app import create_app
-from api.pages.auth import TOKEN_COOKIE
 from api.settings import Settings
 from api.store.db import Database, alembic_config
 from api.store.models import Standing, Submission
 from api.store.public_ids import PATTERN
 from api.store.runs import claim_run, finish_run
 from api.store.stats import row_counts
+from api.web.app import create_app
+from api.web.pages.auth import TOKEN_COOKIE
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.helpers import judge_run_id, result, stored_id, upload
 from tests.api.judging import open_quotas

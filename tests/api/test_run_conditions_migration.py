@@ -9,10 +9,10 @@ import dataclasses
 from alembic import command
 from sqlalchemy import select, update
 
-from api.pages.devices import device_peaks
 from api.store.db import Database, alembic_config
 from api.store.models import Run
 from api.store.runs import claim_run, finish_run
+from api.web.pages.devices import device_peaks
 from judge.backends import Backend
 from judge.conditions import CONDITIONS_KEY, RunConditions, stored_conditions
 from tests.api.conftest import Clock, Contest

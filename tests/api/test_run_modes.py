@@ -107,7 +107,7 @@ def test_only_ranked_runs_count_on_the_board_and_every_row_says_its_mode(
 
 
 def test_test_runs_go_first_on_the_queue(settings, database: Database, contest: Contest, clock: Clock) -> None:
-    from api.app import create_app
+    from api.web.app import create_app
 
     dispatcher = PriorityDispatcher()
     app = create_app(settings, dispatcher, database=database, clock=clock, pages=False)

@@ -10,9 +10,9 @@ from datetime import datetime
 
 import pytest
 
-import api.schemas
 import api.store
-from api.schemas.base import Public, from_view
+import api.web.schemas
+from api.web.schemas.base import Public, from_view
 
 # Shapes that meet share a few fields (a team's id and name, a time); a schema that declares more than
 # MAX_SHARED of a record's fields, making up COPY_SHARE of what it declares, is a second copy of it.
@@ -24,7 +24,7 @@ def _records() -> list[type]:
     """Every dataclass the store defines, and those of the other modules whose records the API serves."""
     names = [f"{api.store.__name__}.{info.name}" for info in pkgutil.iter_modules(api.store.__path__)]
     found = []
-    for name in [*names, "api.problem_info", "api.problem_catalog", "judge.profiling"]:
+    for name in [*names, "api.web.problem_info", "api.web.problem_catalog", "judge.profiling"]:
         module = importlib.import_module(name)
         classes = [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__]
         found += [c for c in classes if dataclasses.is_dataclass(c)]
@@ -33,8 +33,8 @@ def _records() -> list[type]:
 
 def _schemas() -> list[type[Public]]:
     found = []
-    for info in pkgutil.iter_modules(api.schemas.__path__):
-        module = importlib.import_module(f"{api.schemas.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(api.web.schemas.__path__):
+        module = importlib.import_module(f"{api.web.schemas.__name__}.{info.name}")
         found += [c for c in vars(module).values()
                   if isinstance(c, type) and issubclass(c, Public) and c.__module__ == module.__name__]  # fmt: skip
     return found
@@ -59,8 +59,8 @@ def test_no_schema_declares_a_store_record_again(schema: type[Public]) -> None:
 
 
 def test_the_view_records_answers_are_built_from_them() -> None:
-    from api.schemas import competitions, judging, people, reviews, submissions
     from api.store import views
+    from api.web.schemas import competitions, judging, people, reviews, submissions
 
     built = {people.TeamPublic: views.TeamView, people.ReviewerPublic: views.ReviewerView,
              people.TokenPublic: views.TokenInfo, people.TokenCreated: views.IssuedToken,

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE, csrf_token
 from api.settings import Settings
 from api.store.db import Database
+from api.web.app import create_app
+from api.web.pages.auth import LOGIN_CSRF_COOKIE, TOKEN_COOKIE, csrf_token
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

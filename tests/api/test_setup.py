@@ -16,7 +16,7 @@ from api.store.ranking import leaderboard
 from api.store.seed import seed_demo
 from api.store.teams import list_teams
 from api.store.tokens import authenticate
-from api.uploads import UploadInvalidError, check_file_name
+from api.web.uploads import UploadInvalidError, check_file_name
 
 
 def test_secrets_are_required_outside_dev_mode(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,8 @@ from datetime import timedelta
 from fastapi.testclient import TestClient
 
 from api.settings import Settings
-from api.setup_notes import default_backends
 from api.store.views import WorkerView
+from api.web.setup_notes import default_backends
 from judge.backends import Backend
 from tests.api.conftest import START, Contest
 

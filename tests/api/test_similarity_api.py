@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.settings import Settings
 from api.store.audit import list_audit
 from api.store.db import Database
 from api.store.models import Submission
+from api.web.app import create_app
 from tests.api.conftest import Clock, Contest, RecordingDispatcher
 from tests.api.helpers import stored_id
 from tests.api.test_organiser_jobs_api import worker_context

@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from api.app import create_app
 from api.dispatch import dispatch_pending
 from api.settings import Settings
 from api.store.db import Database
@@ -16,6 +15,7 @@ from api.store.models import Competition
 from api.store.runs import claim_run, finish_run
 from api.store.stats import row_counts
 from api.store.submissions import submission_sources
+from api.web.app import create_app
 from judge.verdict import Verdict
 from tests.api.conftest import Clock, Contest, DownDispatcher, RecordingDispatcher
 from tests.api.helpers import KERNEL, judge_run_id, result, stored_id, upload

@@ -26,7 +26,6 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.settings import Settings
 from api.store.db import Database, upgrade_database
 from api.store.models import Team
@@ -34,6 +33,7 @@ from api.store.runs import claim_run, finish_run, record_stage
 from api.store.seed import seed_demo
 from api.store.submissions import create_submission
 from api.store.types import utcnow
+from api.web.app import create_app
 from judge.backends import Backend, CaseSet, Stage
 from judge.conditions import RunConditions
 from judge.problem import load_problem

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from api.client.stages import run_steps
-from api.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
 from api.store.public_ids import PATTERN
 from api.store.teams import create_team
 from api.store.types import utcnow
+from api.web.pages.charts import HistoryPoint, RooflinePoint, history_svg, rate_bars_svg, roofline_svg
 from tests.e2e.conftest_pages import (
     AMR_FIXTURES,
     AppClient,

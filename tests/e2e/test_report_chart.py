@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 import uvicorn
 
-from api.app import create_app
 from api.settings import Settings
 from api.store.db import Database, upgrade_database
 from api.store.models import Team
@@ -27,6 +26,7 @@ from api.store.runs import claim_run, finish_run
 from api.store.seed import seed_demo
 from api.store.submissions import create_submission
 from api.store.types import utcnow
+from api.web.app import create_app
 from judge.backends import Backend, CaseSet
 from judge.conditions import RunConditions
 from judge.results import CaseResult, JudgeResult, TimingStats

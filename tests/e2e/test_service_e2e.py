@@ -154,7 +154,7 @@ def test_reviewer_marks_move_the_final_ranking_by_three_tenths_of_their_mean(ser
         response = service.api.call("PUT", f"/api/v1/review/teams/{team_ids[team]}", reviewer,
                                     json={"marks": team_marks, "comment": "e2e"})
         assert response.status_code == 200, response.text
-    # Boards are cached for up to a second (api/boardcache.py): wait for the one with the marks.
+    # Boards are cached for up to a second (api/web/boardcache.py): wait for the one with the marks.
     # (a bound on a poll, not a figure: generous, so a loaded host cannot fail it)
     after = wait_until("the final board to show the marks", lambda: _with_marks(service, admin), timeout_s=60)
     for team, team_marks in marks.items():

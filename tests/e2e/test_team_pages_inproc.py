@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from api.pages.report import kernel_output_view
 from api.store.runs import claim_run, finish_run
+from api.web.pages.report import kernel_output_view
 from tests.api.helpers import judge_run_id, result
 from tests.e2e.conftest_pages import AMR_BASELINE, AppClient, in_process_app, log_in_client
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from api.pages.devices import DevicePeaks, device_peaks
 from api.store.similarity import ReviewDocument
+from api.web.pages.devices import DevicePeaks, device_peaks
 from judge.backends import Backend
 from judge.baseline_preflight import BaselineCheckReport, plan
 from judge.baseline_trust import VENDOR_MODULE

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
-from api.app import create_app
 from api.store.seed import DemoSeed
+from api.web.app import create_app
 from judge.oracle_cache import cache_usage
 from workers.context import WorkerContext
 from workers.reaper import WorkerMonitor
