@@ -1,28 +1,31 @@
 """Each track's typed settings, declared once (base.py says what a declaration holds).
 
-One module per track, `judge/track_settings/<backend>.py`, defines `SETTINGS`, its record. They
-live apart from `judge/tracks/<backend>/` because importing a track imports its device runtime
-(torch, torch_npu), and the API, which builds its competition fields from these records, must not.
+A track's record is its `Track.settings` (judge/tracks/__init__.py), so every lookup here goes
+through the tracks' registry: a registered track's settings are known wherever its backend is, and
+one that declares none has `NoSettings`. The built-in tracks' records live in this package
+(`judge/track_settings/<backend>.py`), imported by their tracks and by tests and benchmarks that
+build a host with one.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 
 from judge.backends import Backend
-from judge.track_settings.base import Declared, TrackSettings, setting
+from judge.track_settings.base import Declared, NoSettings, TrackSettings, setting
 
 
 def settings_class(backend: Backend) -> type[TrackSettings]:
-    """The settings record of `backend`'s track; its module is imported on first use."""
-    record: type[TrackSettings] = importlib.import_module(f"judge.track_settings.{backend.value}").SETTINGS
-    return record
+    """The settings record of `backend`'s track (its track is imported on first use)."""
+    # Imported here, not above: a track's import of judge.track_settings.base runs this package first.
+    from judge.tracks import get_track
+
+    return get_track(backend).settings
 
 
 def settings_classes() -> Iterator[type[TrackSettings]]:
-    """Every track's settings record, in the backends' order."""
-    return (settings_class(backend) for backend in Backend)
+    """Every track's settings record, in the backends' order, each once (tracks without settings share one)."""
+    return iter(dict.fromkeys(settings_class(backend) for backend in Backend))
 
 
 def overridable() -> dict[str, Declared]:
@@ -31,4 +34,5 @@ def overridable() -> dict[str, Declared]:
             if item.overridable}
 
 
-__all__ = ["Declared", "TrackSettings", "overridable", "setting", "settings_class", "settings_classes"]
+__all__ = ["Declared", "NoSettings", "TrackSettings", "overridable", "setting", "settings_class",
+           "settings_classes"]

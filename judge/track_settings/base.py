@@ -156,6 +156,13 @@ class TrackSettings:
         return dataclasses.replace(self, **changes) if changes else self
 
 
+@dataclass(frozen=True)
+class NoSettings(TrackSettings):
+    """The record of a track that declares no settings (`Track.settings`' default)."""
+
+    track: ClassVar[str] = "none"
+
+
 @functools.cache
 def _declared(cls: type[TrackSettings]) -> dict[str, Declared]:
     hints = typing.get_type_hints(cls)

@@ -23,13 +23,14 @@ from judge.backends import (
     remove_track_folder,
     track_folders,
 )
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import Limits
 from judge.policy.rules import BackendRules
 from judge.runtimes.base import DeviceRuntime
 from judge.sandbox.seal import RuntimeRule
 from judge.sandbox.seal_tracks import Decision, Status
 from judge.toolchains.base import Toolchain
+from judge.track_settings.base import NoSettings, TrackSettings
 
 # A named host check of `opjudge doctor` (judge/doctor.py): it returns what it found, or raises
 # judge.doctor.Unavailable (or a JudgeError) saying why the track cannot judge here.
@@ -71,6 +72,10 @@ class Track:
     # Which runtime rules (judge/sandbox/seal.py) its runner bears, every rule decided with the
     # evidence (judge/sandbox/seal_tracks.py says what each status means).
     seal_decisions: tuple[Decision, ...]
+    # Its host settings, declared once (judge/track_settings/base.py): read from the environment by
+    # judge/host.py `host_from_env`, offered to organisers where overridable (api/schemas/competitions.py),
+    # read by the track with `host.track_settings(record)`. NoSettings: it has none.
+    settings: type[TrackSettings] = NoSettings
     library_suffix: str = ".so"
     # Environment the runner child needs on this track (driver libraries, device visibility).
     runner_env: Callable[[HostConfig], dict[str, str]] = lambda host: {}
@@ -115,7 +120,7 @@ class Track:
     # A worker given one device (OPJUDGE_DEVICE, `opjudge worker --device`): what it sets in its own environment
     # before anything starts the device's runtime, so it, its host probe and its runner children see that device
     # alone (workers/context.py `pin_device`); None: nothing. `device_setting`: the track's setting (a public key,
-    # judge/track_settings/) the worker's device is given as instead, "0" where the worker names none.
+    # its `settings`) the worker's device is given as instead, "0" where the worker names none.
     pin_environment: Callable[[str], dict[str, str]] | None = None
     device_setting: str | None = None
     # The vendor release its vendor operators' contracts are per (judge/baseline_trust.py), as its runtime

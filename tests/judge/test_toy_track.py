@@ -2,7 +2,7 @@
 
 The toy track is written here into a temporary folder: a host-CPU track named `toycpu` that reuses
 the CPU track's runtime, toolchain, policy and doctor checks by importing them from judge.tracks.cpu,
-with its own name, file types, queue and seal decisions. Registered, its name is a backend
+with its own name, file types, queue, seal decisions and host settings. Registered, its name is a backend
 everywhere, and a kernel is judged through it. Nothing outside the temporary folders is written:
 were any other file needed, this test could not pass. Problem packages name the backends they have
 cases and reference kernels for, so the test copies add_mul_relu's package beside the track and
@@ -21,19 +21,22 @@ import pytest
 
 from api.store.similarity import ReviewDocument
 from api.web.pages.devices import DevicePeaks, device_peaks
+from judge import cli
 from judge.backends import Backend
 from judge.baseline_preflight import BaselineCheckReport, plan
 from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import SubmissionFormatError
-from judge.host import HostConfig
+from judge.host import HostConfig, host_from_env
 from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
 from judge.problem import load_problem
 from judge.sandbox.seal import RuntimeRule
 from judge.submission import check_name, make_sources, source_suffixes
-from judge.tracks import find_track_by_queue, get_track, register_track, unregister_track
+from judge.track_settings import NoSettings, overridable
+from judge.track_settings.cpu import CpuSettings
+from judge.tracks import Track, find_track_by_queue, get_track, register_track, unregister_track
 from judge.verdict import Verdict
 from workers.context import pin_device
 from workers.hostinfo import probe
@@ -52,6 +55,7 @@ from judge.tracks import HostReport, Track
 from judge.tracks import cpu
 
 from .seal import DECISIONS
+from .settings import ToySettings
 
 
 def doctor_checks(host):
@@ -70,6 +74,7 @@ TRACK = Track(
     host_clock=False,  # as tests/judge/conftest.py's no_forged_timer_check: the host's load must not decide
     policy_rules=dataclasses.replace(cpu.TRACK.policy_rules, source_suffixes=frozenset({".cxx", ".hxx"})),
     seal_decisions=DECISIONS,
+    settings=ToySettings,
     profiler=cpu.profile_case,
     doctor_checks=doctor_checks,
     source_language="c",
@@ -94,6 +99,22 @@ DECISIONS = tuple(
 '''
 
 
+TOY_SETTINGS = '''"""toycpu's host settings: declared in its own folder, read from the environment by the host."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from judge.track_settings.base import TrackSettings, setting
+
+
+@dataclass(frozen=True)
+class ToySettings(TrackSettings):
+    track: ClassVar[str] = "toycpu"
+
+    board: str = setting("board0", env="OPJUDGE_TOYCPU_BOARD", overridable=True, meaning="the toy board judged on")
+'''
+
+
 def _toy_problem(problems: Path) -> Path:
     """add_mul_relu's package with `toycpu` cases (the CPU ones) and baseline (the CPU one)."""
     folder = problems / "add_mul_relu"
@@ -114,6 +135,7 @@ def toy(tmp_path: Path) -> Iterator[Path]:
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text(TOY_INIT)
     (folder / "seal.py").write_text(TOY_SEAL)
+    (folder / "settings.py").write_text(TOY_SETTINGS)
     register_track(folder)
     try:
         yield folder
@@ -150,6 +172,29 @@ def test_a_registered_track_is_a_backend_everywhere(toy: Path) -> None:
     host = HostConfig(work_root=toy.parent, limits=track.limits)
     assert str(toy.resolve()) in track.runner_env(host).values()
     assert toy.resolve() in track.readonly_paths(host)
+
+
+def test_a_host_is_built_from_the_environment_with_its_settings(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = Backend("toycpu")
+    toy_settings = get_track(backend).settings
+    assert "toycpu_board" in overridable()
+    environ = {"OPJUDGE_TOYCPU_BOARD": "board7", "OPJUDGE_CPU_FLUSH": "lines"}
+    host = host_from_env(environ, backend=backend, work_root=toy.parent)
+    assert host.track_settings(toy_settings).board == "board7"
+    assert host.track_settings(CpuSettings).flush == "lines"  # every track's, as `opjudge doctor` checks them
+    organised = host_from_env(environ, backend=backend, work_root=toy.parent, competition={"toycpu_board": "board9"})
+    assert organised.track_settings(toy_settings).board == "board9"
+    # The CLI's host, from its own environment.
+    monkeypatch.setenv("OPJUDGE_TOYCPU_BOARD", "board3")
+    cli_host = cli.host_config(backend=backend, sandbox="auto", cache_dir=None, work_root=toy.parent)
+    assert cli_host.track_settings(toy_settings).board == "board3"
+    assert cli_host.limits == get_track(backend).limits
+
+
+def test_a_track_without_settings_has_the_empty_record() -> None:
+    assert get_track(Backend.CPU).settings is CpuSettings
+    assert Track.__dataclass_fields__["settings"].default is NoSettings
+    assert NoSettings.declared() == {}
 
 
 def test_a_worker_reports_the_toolchain_device_and_driver_its_track_names(toy: Path) -> None:

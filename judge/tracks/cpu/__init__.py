@@ -85,6 +85,7 @@ def profile_case(ctx: Any) -> list[Any]:
 
 TRACK = Track(
     backend=Backend.CPU,
+    settings=CpuSettings,
     limits=CPU_LIMITS,
     make_toolchain=lambda host: GccToolchain(),
     make_runtime=CpuRuntime,

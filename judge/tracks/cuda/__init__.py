@@ -130,6 +130,7 @@ def known_peaks(device: str | None, same_host: bool) -> tuple[float, float | Non
 
 TRACK = Track(
     backend=Backend.CUDA,
+    settings=CudaSettings,
     limits=CUDA_LIMITS,
     make_toolchain=make_toolchain,
     make_runtime=CudaRuntime,

@@ -159,6 +159,7 @@ def profile_case(ctx: Any) -> list[Any]:
 
 TRACK = Track(
     backend=Backend.NPU,
+    settings=NpuSettings,
     limits=NPU_LIMITS,
     make_toolchain=make_toolchain,
     make_runtime=make_runtime,
