@@ -86,8 +86,7 @@ def plan(problem: Problem, backend: Backend, host: HostConfig, *, vendor_name: s
     track = get_track(backend)
     release = track.vendor_release(track.runtime_options(host))
     reference_dir = host.reference_dir or Path(__file__).resolve().parent.parent / "reference_kernels"
-    names = BaselineNames(vendor_name, reference_dir / problem.slug / backend.value,
-                          cann_version=release[1] if release else None)
+    names = BaselineNames(vendor_name, reference_dir / problem.slug / backend.value, vendor_release=release)
     return [PlannedCase(c.name, c.case_set.value, names(c), names.reason(c))
             for c in problem.cases_for(backend, list(TIMED_SETS))]
 

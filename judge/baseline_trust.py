@@ -58,9 +58,11 @@ class BaselineNames:
     """Which baseline times each case: the vendor operator where the runner has one and the case is
     inside its contract (the adapter's own `unsupported_reason`), else the baseline kernel."""
 
-    def __init__(self, python_baseline: str, adapter_dir: Path, cann_version: str | None = None) -> None:
+    def __init__(self, python_baseline: str, adapter_dir: Path, vendor_release: tuple[str, str] | None = None) -> None:
         self.python_baseline = python_baseline  # the name the baseline's child reported, "" for none
-        self.cann_version = cann_version  # the adapter's contract is per vendor release (its CONTRACTS)
+        # The adapter's contract is per vendor release (its CONTRACTS): the track's `vendor_release` of the
+        # worker's runtime options, (product, version); None: the track names none.
+        self.vendor_release = vendor_release
         self._reason: Callable[..., str | None] | None = None
         path = adapter_dir / VENDOR_MODULE
         if python_baseline and path.is_file():
@@ -70,7 +72,9 @@ class BaselineNames:
         """Why the vendor operator does not time this case (None: it does)."""
         if self._reason is None:
             return "no vendor operator on this worker" if not self.python_baseline else "no adapter"
-        return self._reason(case.params, case.dtype, case.flags, cann_version=self.cann_version)
+        # The adapters' keyword (reference_kernels/<problem>/<backend>/vendor_baseline.py) is the version's.
+        version = self.vendor_release[1] if self.vendor_release else None
+        return self._reason(case.params, case.dtype, case.flags, cann_version=version)
 
     def __call__(self, case: Case) -> str:
         return self.python_baseline if self.reason(case) is None else BASELINE_KERNEL

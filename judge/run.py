@@ -164,7 +164,7 @@ class Run:
                     result.host["baseline_python_baseline"] = vendor
             self.names = BaselineNames(result.conditions.python_baseline or "",
                                        self.reference_dir / self.problem.slug / self.request.backend.value,
-                                       cann_version=options.get("cann_version"))
+                                       vendor_release=self.track.vendor_release(options))
             # The roof of the report's chart, recorded with the run since workers differ.
             result.conditions = dataclasses.replace(result.conditions, peak_flops=positive(options.get("peak_flops")),
                                                     peak_bytes_per_s=positive(options.get("peak_bytes_per_s")))

@@ -93,14 +93,14 @@ def test_only_the_first_call_of_each_case_is_checked() -> None:
 
 def test_the_vendor_operator_is_named_only_inside_its_contract() -> None:
     adapter = DEFAULT_REFERENCE_DIR / "sparse_flash_attention_grad" / "npu"
-    names = BaselineNames("torch_npu.npu_sparse_flash_attention_grad", adapter, cann_version="9.0.0")
+    names = BaselineNames("torch_npu.npu_sparse_flash_attention_grad", adapter, vendor_release=("CANN", "9.0.0"))
     assert names(_case(flags=("value_is_key",))) == "torch_npu.npu_sparse_flash_attention_grad"
     assert names(_case()) == BASELINE_KERNEL  # v other than k (9.x reads v from k)
     assert names(_case(flags=("value_is_key", "contract_indices"))) == BASELINE_KERNEL
     assert BaselineNames("", adapter)(_case(flags=("value_is_key",))) == BASELINE_KERNEL  # no operator here
     # The contract is the worker's CANN version's: 8.5.0 gathers v on its own (v need not be k) and its
     # tiling takes K = 2048 only.
-    pinned = BaselineNames("torch_npu.npu_sparse_flash_attention_grad", adapter, cann_version="8.5.0")
+    pinned = BaselineNames("torch_npu.npu_sparse_flash_attention_grad", adapter, vendor_release=("CANN", "8.5.0"))
     assert pinned(_case()) == "torch_npu.npu_sparse_flash_attention_grad"
     k1024 = _case(flags=("value_is_key",))
     k1024.params["K"] = 1024

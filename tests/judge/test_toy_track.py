@@ -22,7 +22,7 @@ import pytest
 from api.store.similarity import ReviewDocument
 from api.web.pages.devices import DevicePeaks, device_peaks
 from judge import cli
-from judge.backends import Backend
+from judge.backends import Backend, CaseSet
 from judge.baseline_preflight import BaselineCheckReport, plan
 from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
@@ -38,6 +38,7 @@ from judge.track_settings import NoSettings, overridable
 from judge.track_settings.cpu import CpuSettings
 from judge.tracks import Track, find_track_by_queue, get_track, register_track, unregister_track
 from judge.verdict import Verdict
+from tests.judge.conftest import least_timing
 from workers.context import pin_device
 from workers.hostinfo import probe
 from workers.similarity_job import boilerplate_of, compare_documents, source_language
@@ -56,6 +57,7 @@ from judge.tracks import cpu
 
 from .seal import DECISIONS
 from .settings import ToySettings
+from .vendor import python_baseline
 
 
 def doctor_checks(host):
@@ -75,6 +77,7 @@ TRACK = Track(
     policy_rules=dataclasses.replace(cpu.TRACK.policy_rules, source_suffixes=frozenset({".cxx", ".hxx"})),
     seal_decisions=DECISIONS,
     settings=ToySettings,
+    python_baseline=python_baseline,
     profiler=cpu.profile_case,
     doctor_checks=doctor_checks,
     source_language="c",
@@ -115,6 +118,36 @@ class ToySettings(TrackSettings):
 '''
 
 
+# Its vendor operator, called through Python where the problem's reference folder has an adapter for
+# toycpu: torch's own add, multiply and ReLU on the host.
+TOY_PYTHON_BASELINE = '''"""toycpu's vendor operator for add_mul_relu (a test's)."""
+
+import torch
+
+
+class ToyAddMulRelu:
+    name = "toy.add_mul_relu"
+
+    def unsupported_reason(self, params, dtype, flags=()):
+        return None
+
+    def prepare(self, inputs, scalars):
+        return {"x": inputs["x"]}
+
+    def run(self, prepared):
+        self.y = torch.relu((prepared["x"] + 1) * 2)
+        return 0
+
+    def outputs(self):
+        return {"y": self.y}
+
+
+def python_baseline(reference_dir, problem, options):
+    adapter = reference_dir / problem / "toycpu" / "vendor_baseline.py"
+    return ToyAddMulRelu() if problem == "add_mul_relu" and adapter.is_file() else None
+'''
+
+
 def _toy_problem(problems: Path) -> Path:
     """add_mul_relu's package with `toycpu` cases (the CPU ones) and baseline (the CPU one)."""
     folder = problems / "add_mul_relu"
@@ -136,6 +169,7 @@ def toy(tmp_path: Path) -> Iterator[Path]:
     (folder / "__init__.py").write_text(TOY_INIT)
     (folder / "seal.py").write_text(TOY_SEAL)
     (folder / "settings.py").write_text(TOY_SETTINGS)
+    (folder / "vendor.py").write_text(TOY_PYTHON_BASELINE)
     register_track(folder)
     try:
         yield folder
@@ -251,6 +285,27 @@ def test_the_baselines_plan_follows_the_vendor_release_its_track_names(toy: Path
     assert planned and {c.baseline for c in planned} == {"toy.add_mul_relu"}
     report = BaselineCheckReport(problem="add_mul_relu", backend="toycpu", vendor_release="ToyKit 1.2")
     assert report.render().startswith("baselines of add_mul_relu on toycpu (ToyKit 1.2)")
+
+
+def test_the_run_names_the_vendor_operator_by_the_release_its_track_names(toy: Path, tmp_path: Path) -> None:
+    """The run asks the track which vendor release the adapter's contract is for (ToyKit 1.2 here): the
+    toy's runtime options name none, and the adapter takes release 1.2 only."""
+    problems = _toy_problem(tmp_path / "problems")
+    problem = load_problem("add_mul_relu", problems, ROOT / "reference_kernels")
+    reference = tmp_path / "reference_kernels"
+    (reference / "add_mul_relu" / "toycpu").mkdir(parents=True)
+    (reference / "add_mul_relu" / "toycpu" / VENDOR_MODULE).write_text(TOY_VENDOR)
+    baseline = (ROOT / "reference_kernels/add_mul_relu/cpu/baseline.cpp").read_bytes()
+    backend = Backend("toycpu")
+    request = JudgeRequest(problem=problem, backend=backend, mode=RunMode.BENCHMARK, case_sets=(CaseSet.BENCHMARKS,),
+                           sources=make_sources([("kernel.cxx", baseline)], CPU_LIMITS, backend))
+    work = tmp_path / "work"
+    work.mkdir()
+    result = judge_submission(request, host=HostConfig(work_root=work, limits=least_timing(CPU_LIMITS),
+                                                       sandbox_mode="auto", reference_dir=reference))
+    assert result.verdict is Verdict.AC, result.message
+    assert result.conditions.python_baseline == "toy.add_mul_relu"
+    assert result.cases and {c.baseline for c in result.cases} == {"toy.add_mul_relu"}
 
 
 def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:
