@@ -101,7 +101,7 @@ def check_baselines(problem: Problem, backend: Backend, host: HostConfig, *,
     request = JudgeRequest(problem=problem, backend=backend, sources=baseline_sources(problem, backend),
                            case_sets=TIMED_SETS, mode=RunMode.RANKED, secret=secret or secrets.token_bytes(32))
     result = judge_submission(request, host=host)
-    report.planned = plan(problem, backend, host, vendor_name=result.host.get("baseline_python_baseline", ""))
+    report.planned = plan(problem, backend, host, vendor_name=result.conditions.python_baseline or "")
     report.verdict, report.message = result.verdict.value, result.message or ""
     for case in result.cases:
         report.case_verdicts[case.name] = case.verdict.value

@@ -160,8 +160,6 @@ class Run:
                 vendor = described.get("python_baseline") or None
                 result.conditions = dataclasses.replace(result.conditions, python_baseline=vendor,
                                                         baseline_overheads_ns=overheads_ns(described))
-                if vendor:  # the same in words, which judge/baseline_preflight.py reads
-                    result.host["baseline_python_baseline"] = vendor
             self.names = BaselineNames(result.conditions.python_baseline or "",
                                        self.reference_dir / self.problem.slug / self.request.backend.value,
                                        vendor_release=self.track.vendor_release(options))

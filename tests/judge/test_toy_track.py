@@ -23,7 +23,7 @@ from api.store.similarity import ReviewDocument
 from api.web.pages.devices import DevicePeaks, device_peaks
 from judge import cli
 from judge.backends import Backend, CaseSet
-from judge.baseline_preflight import BaselineCheckReport, plan
+from judge.baseline_preflight import BaselineCheckReport, check_baselines, plan
 from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
 from judge.engine import JudgeRequest, judge_submission
@@ -291,11 +291,15 @@ def test_the_run_names_the_vendor_operator_by_the_release_its_track_names(toy: P
     """The run asks the track which vendor release the adapter's contract is for (ToyKit 1.2 here): the
     toy's runtime options name none, and the adapter takes release 1.2 only."""
     problems = _toy_problem(tmp_path / "problems")
-    problem = load_problem("add_mul_relu", problems, ROOT / "reference_kernels")
+    toml = problems / "add_mul_relu" / "problem.toml"  # its baseline kernel in the toy's file type, for the doctor
+    toml.write_text(toml.read_text().replace('toycpu = "cpu/baseline.cpp"', 'toycpu = "toycpu/baseline.cxx"'))
     reference = tmp_path / "reference_kernels"
-    (reference / "add_mul_relu" / "toycpu").mkdir(parents=True)
-    (reference / "add_mul_relu" / "toycpu" / VENDOR_MODULE).write_text(TOY_VENDOR)
+    adapter = reference / "add_mul_relu" / "toycpu"
+    adapter.mkdir(parents=True)
+    (adapter / VENDOR_MODULE).write_text(TOY_VENDOR)
     baseline = (ROOT / "reference_kernels/add_mul_relu/cpu/baseline.cpp").read_bytes()
+    (adapter / "baseline.cxx").write_bytes(baseline)
+    problem = load_problem("add_mul_relu", problems, reference)
     backend = Backend("toycpu")
     request = JudgeRequest(problem=problem, backend=backend, mode=RunMode.BENCHMARK, case_sets=(CaseSet.BENCHMARKS,),
                            sources=make_sources([("kernel.cxx", baseline)], CPU_LIMITS, backend))
@@ -305,7 +309,13 @@ def test_the_run_names_the_vendor_operator_by_the_release_its_track_names(toy: P
                                                        sandbox_mode="auto", reference_dir=reference))
     assert result.verdict is Verdict.AC, result.message
     assert result.conditions.python_baseline == "toy.add_mul_relu"
+    assert "baseline_python_baseline" not in result.host  # the conditions hold it (judge/conditions.py)
     assert result.cases and {c.baseline for c in result.cases} == {"toy.add_mul_relu"}
+    # `opjudge doctor --baselines` plans by the operator the run's conditions name.
+    report = check_baselines(problem, backend, HostConfig(work_root=work, limits=least_timing(CPU_LIMITS),
+                                                          reference_dir=reference))
+    assert report.ok, report.render()
+    assert report.planned and {c.baseline for c in report.planned} == {"toy.add_mul_relu"}
 
 
 def test_a_kernel_is_judged_through_the_toy_track(toy: Path, tmp_path: Path) -> None:
