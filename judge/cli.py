@@ -35,6 +35,8 @@ app = typer.Typer(help="opjudge: judge kernel submissions.", no_args_is_help=Tru
 SANDBOX_ENV = ["OPJUDGE_SANDBOX_MODE", "OPJUDGE_SANDBOX"]  # the service's name first
 # Where the workers keep their cache unless OPJUDGE_CACHE_DIR says otherwise (api/settings.py).
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / "var" / "cache"
+# The registered tracks' backends (judge/tracks/__init__.py), as the flags' help names them.
+BACKENDS = ", ".join(b.value for b in Backend)
 CASE_CHOICES = {"tests": (CaseSet.TESTS,), "benchmarks": (CaseSet.BENCHMARKS,), "private": (CaseSet.PRIVATE,),
                 "all": (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)}
 
@@ -44,16 +46,18 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
-    """The host as this machine's environment describes it (the CLI is the edge that may read it).
+def host_config(*, backend: Backend | None, sandbox: str, cache_dir: Path | None, work_root: Path) -> HostConfig:
+    """The host as this machine's environment describes it (the CLI is the edge that may read it), with
+    `backend`'s track's limits; None: a host that judges nothing (the doctor's), with HostConfig's own.
 
     A local run has no competition: the tracks' settings (the NPU clock, the CPU flush, ...) come
-    from their variables (judge/track_settings/). A bad value is a usage error."""
+    from their variables (each track's `Track.settings`). A bad value is a usage error."""
     # A memory cgroup per runner child: auto, required or off (judge/sandbox/memcg.py).
     memory_cgroup = os.environ.get("OPJUDGE_MEMORY_CGROUP", "auto")
     try:
-        return host_from_env(os.environ, backend=backend, work_root=work_root, limits=get_track(backend).limits,
-                             sandbox_mode=sandbox, memory_cgroup=memory_cgroup, cache_dir=cache_dir)
+        limits = {} if backend is None else {"limits": get_track(backend).limits}
+        return host_from_env(os.environ, backend=backend, work_root=work_root, sandbox_mode=sandbox,
+                             memory_cgroup=memory_cgroup, cache_dir=cache_dir, **limits)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
 
@@ -62,7 +66,7 @@ def host_config(*, backend: Backend, sandbox: str, cache_dir: Path | None, work_
 def judge_command(
     files: Annotated[list[Path], typer.Argument(help="source files of the submission")],
     problem: Annotated[str, typer.Option(help="problem slug, see `opjudge problems`")],
-    backend: Annotated[str, typer.Option(help="cpu, cuda or npu")] = "cpu",
+    backend: Annotated[str, typer.Option(help=f"one of the registered backends: {BACKENDS}")] = "cpu",
     cases: Annotated[str, typer.Option(help="tests, benchmarks, private or all")] = "all",
     mode: Annotated[str, typer.Option(help="test, benchmark or ranked: narrows --cases like the service")] = "ranked",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
@@ -80,7 +84,7 @@ def judge_command(
     try:
         chosen_backend = Backend(backend)
     except ValueError:
-        raise usage_error(f"unknown backend {backend!r}; backends: cpu, cuda, npu") from None
+        raise usage_error(f"unknown backend {backend!r}; backends: {', '.join(b.value for b in Backend)}") from None
     try:
         loaded = load_problem(problem)
         loaded.cases_for(chosen_backend)
@@ -120,14 +124,15 @@ def doctor_command(
         DEFAULT_CACHE_DIR),
     baselines: Annotated[str | None, typer.Option(
         help="a problem slug: run every timed case's baseline once and say which baseline times it")] = None,
-    backend: Annotated[str, typer.Option(help="with --baselines: cpu, cuda or npu")] = "cpu",
+    backend: Annotated[str, typer.Option(help=f"with --baselines: one of {BACKENDS}")] = "cpu",
 ) -> None:
     """Report toolchains, devices, sandbox and versions of every backend on this host.
 
     With --baselines PROBLEM: also run every timed case's baseline once on BACKEND (before a contest)."""
     from judge.doctor import doctor_report, render_doctor
 
-    host = host_config(backend=Backend.CPU, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(tempfile.gettempdir()))
+    # One host for every track's checks: it judges nothing, so no track's limits (judge/doctor.py).
+    host = host_config(backend=None, sandbox=sandbox, cache_dir=cache_dir, work_root=Path(tempfile.gettempdir()))
     print(render_doctor(doctor_report(host)))
     if baselines is None:
         return

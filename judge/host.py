@@ -17,7 +17,7 @@ from judge.track_settings import settings_class, settings_classes
 __all__ = ["HostConfig", "host_from_env"]
 
 
-def host_from_env(environ: Mapping[str, str], *, backend: Backend, work_root: Path,
+def host_from_env(environ: Mapping[str, str], *, backend: Backend | None, work_root: Path,
                   competition: Mapping[str, Any] | None = None, overrides: Mapping[str, Any] | None = None,
                   **fields: Any) -> HostConfig:
     """The host as `environ` (the caller's environment, read at the edge) and the caller's settings describe it.
@@ -26,14 +26,18 @@ def host_from_env(environ: Mapping[str, str], *, backend: Backend, work_root: Pa
     with one host); `overrides` (public keys, e.g. "npu_device") are the caller's own settings and
     win over them; `competition` holds the organisers' per-competition values
     (api/store/judge_settings.py), applied to `backend`'s track only and only where its record lets
-    organisers override. `fields` are `HostConfig`'s own. ValueError names a bad variable or key.
+    organisers override (`backend` None: a host for no one track, `opjudge doctor`'s, which takes no
+    competition). `fields` are `HostConfig`'s own. ValueError names a bad variable or key.
     """
     overrides = dict(overrides or {})
+    if competition and backend is None:
+        raise ValueError("a competition's settings are a backend's: name the backend")
+    judged = settings_class(backend) if backend is not None else None
     records = []
     for kind in settings_classes():
         declared = kind.declared()
         record = kind.from_env(environ, {k: v for k, v in overrides.items() if k in declared})
-        if kind is settings_class(backend) and competition:
+        if kind is judged and competition:
             record = record.overridden({k: v for k, v in competition.items() if k in declared}, organiser=True)
         records.append(record)
     unknown = set(overrides) - {key for kind in settings_classes() for key in kind.declared()}

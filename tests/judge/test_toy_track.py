@@ -11,9 +11,12 @@ gives it `toycpu` cases and baseline: the CPU ones, reference_kernels/add_mul_re
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +25,7 @@ import pytest
 from api.store.similarity import ReviewDocument
 from api.web.pages.devices import DevicePeaks, device_peaks
 from judge import cli
-from judge.backends import Backend, CaseSet
+from judge.backends import EXTRA_TRACKS_VARIABLE, Backend, CaseSet
 from judge.baseline_preflight import BaselineCheckReport, check_baselines, plan
 from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
@@ -223,6 +226,22 @@ def test_a_host_is_built_from_the_environment_with_its_settings(toy: Path, monke
     cli_host = cli.host_config(backend=backend, sandbox="auto", cache_dir=None, work_root=toy.parent)
     assert cli_host.track_settings(toy_settings).board == "board3"
     assert cli_host.limits == get_track(backend).limits
+
+
+def test_the_command_line_names_a_track_from_outside_judge_tracks(toy: Path) -> None:
+    """`opjudge` with the toy's folder in OPJUDGE_EXTRA_TRACKS: its help and its errors name the backend, and
+    the doctor, whose one host judges nothing, checks it with the others."""
+    env = {**os.environ, EXTRA_TRACKS_VARIABLE: str(toy), "COLUMNS": "200"}
+
+    def opjudge(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "judge", *args], capture_output=True, text=True, timeout=300,
+                              cwd=ROOT, env=env)
+
+    assert "cpu, cuda, npu, toycpu" in opjudge("judge", "--help").stdout
+    refused = opjudge("judge", "--problem", "add_mul_relu", "--backend", "tpu", str(toy / "__init__.py"))
+    assert refused.returncode == 2 and "backends: cpu, cuda, npu, toycpu" in refused.stderr, refused.stderr
+    doctor = opjudge("doctor")
+    assert "toy kit" in doctor.stdout and "toykit 1.0" in doctor.stdout, doctor.stdout + doctor.stderr
 
 
 def test_a_track_without_settings_has_the_empty_record() -> None:
