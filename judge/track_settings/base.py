@@ -5,7 +5,7 @@ type and default are the field's, and the declaration adds the environment varia
 value is read from, the allowed values or bounds, whether organisers may override it per
 competition, and a one-line meaning. From that one declaration come: the host's value read at the
 edge (`from_env`, called by judge/host.py `host_from_env`), the check of every value (the record
-refuses a bad one when it is built), the competition API's fields (api/schemas/competitions.py)
+refuses a bad one when it is built), the competition API's fields (api/web/schemas/competitions.py)
 and the store's check of an organiser's override (api/store/judge_settings.py).
 """
 

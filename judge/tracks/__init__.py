@@ -73,7 +73,7 @@ class Track:
     # evidence (judge/sandbox/seal_tracks.py says what each status means).
     seal_decisions: tuple[Decision, ...]
     # Its host settings, declared once (judge/track_settings/base.py): read from the environment by
-    # judge/host.py `host_from_env`, offered to organisers where overridable (api/schemas/competitions.py),
+    # judge/host.py `host_from_env`, offered to organisers where overridable (api/web/schemas/competitions.py),
     # read by the track with `host.track_settings(record)`. NoSettings: it has none.
     settings: type[TrackSettings] = NoSettings
     library_suffix: str = ".so"
@@ -132,7 +132,7 @@ class Track:
     source_language: str = "cpp"
     # Its toolchain, device and driver as a worker reports them on start (workers/hostinfo.py).
     host_report: HostReport = HostReport()
-    # The roofs of the report's roofline chart where the worker recorded none (api/pages/devices.py):
+    # The roofs of the report's roofline chart where the worker recorded none (api/web/pages/devices.py):
     # `known_peaks(device, same_host)` -> (FLOP/s, bytes/s or None, where they come from) or None;
     # `same_host`: the run was judged on the host serving the page (the embedded server).
     known_peaks: Callable[[str | None, bool], tuple[float, float | None, str] | None] = lambda device, same: None
