@@ -7,7 +7,7 @@ from pathlib import Path
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.problem import load_problem
 from judge.results import JudgeResult
 from judge.submission import read_sources

@@ -35,7 +35,7 @@ from extra_work import _Library, build  # noqa: E402
 
 from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args  # noqa: E402
 from judge.backends import Backend, CaseSet  # noqa: E402
-from judge.host import HostConfig  # noqa: E402
+from judge.host_config import HostConfig  # noqa: E402
 from judge.problem import load_problem  # noqa: E402
 from judge.track_settings.cpu import CpuSettings  # noqa: E402
 from judge.tracks.cpu import _runtime_options  # noqa: E402

@@ -27,7 +27,7 @@ from honest_under_load import start_load, stop_load
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.problem import load_problem
 from judge.submission import read_sources
 from judge.tracks import get_track

@@ -22,7 +22,7 @@ from _common import SFA_BASELINE
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.problem import load_problem
 from judge.results import JudgeResult
 from judge.submission import read_sources

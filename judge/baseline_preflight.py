@@ -20,7 +20,7 @@ from judge.backends import Backend, CaseSet
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import baseline_source_files
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.modes import RunMode
 from judge.problem import Problem
 from judge.toolchains.base import SourceFile

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from judge.backends import Stage
 from judge.errors import InternalJudgeError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.request import JudgeRequest, Reporter
 from judge.results import BuildResult, JudgeResult, PolicyFinding
 from judge.sandbox.base import Sandbox

@@ -22,7 +22,8 @@ import typer
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import UserFacingError
-from judge.host import HostConfig, host_from_env
+from judge.host import host_from_env
+from judge.host_config import HostConfig
 from judge.modes import RunMode
 from judge.problem import list_problems, load_problem
 from judge.submission import read_sources

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from judge.backends import Backend
 from judge.errors import JudgeError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 
 
 class CheckStatus(StrEnum):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.pipeline import run_pipeline
 from judge.request import JudgeRequest, Reporter, SilentReporter
 from judge.results import JudgeResult

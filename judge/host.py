@@ -14,8 +14,6 @@ from judge.backends import Backend
 from judge.host_config import HostConfig
 from judge.track_settings import settings_class, settings_classes
 
-__all__ = ["HostConfig", "host_from_env"]
-
 
 def host_from_env(environ: Mapping[str, str], *, backend: Backend | None, work_root: Path,
                   competition: Mapping[str, Any] | None = None, overrides: Mapping[str, Any] | None = None,

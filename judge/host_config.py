@@ -1,8 +1,8 @@
 """What a judging host offers: limits, isolation and each track's settings (its toolchain's location among them).
 
-The record alone, below the tracks that read it (judge/tracks/__init__.py): judge/host.py, which
-builds it from the environment and the registered tracks' settings, re-exports it, and the rest of
-the engine imports it from there.
+The record alone, below the tracks that read it (judge/tracks/__init__.py), so that importing it
+imports no track; judge/host.py builds it from the environment and the registered tracks' settings.
+Every module imports it from here.
 """
 
 from __future__ import annotations

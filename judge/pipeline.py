@@ -9,7 +9,7 @@ import uuid
 from judge.backends import CaseSet, Isolation, Stage
 from judge.builds import build_kernels
 from judge.errors import JudgeError, SandboxUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.modes import RunMode
 from judge.oracle_cache import OracleCache
 from judge.request import JudgeRequest, Reporter

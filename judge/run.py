@@ -18,7 +18,7 @@ from judge.builds import BuiltKernels
 from judge.call_check import OracleChecker, conduct
 from judge.conditions import overheads_ns, positive
 from judge.determinism import set_deterministic
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.profiling.context import ProfileContext

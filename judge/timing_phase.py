@@ -20,7 +20,7 @@ from judge import hostload
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames, first_call_verifier
 from judge.call_check import CallCheck, OracleChecker, worst_checks
 from judge.case_timing import BASELINE, SUBMISSION, CaseTiming, below_physical_floor, time_case
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.idle_watch import tree_cpu_ns
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult

@@ -16,7 +16,8 @@ from typing import Any
 
 from api.store.db import Database
 from judge.backends import Backend
-from judge.host import HostConfig, host_from_env
+from judge.host import host_from_env
+from judge.host_config import HostConfig
 from judge.tracks import get_track
 from workers.settings import WorkerSettings
 

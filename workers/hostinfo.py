@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings import settings_classes
 from judge.tracks import get_track
 

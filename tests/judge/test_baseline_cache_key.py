@@ -10,7 +10,7 @@ import pytest
 
 from judge.backends import Backend
 from judge.builds import _baseline_library
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.sandbox.rlimit import OffSandbox
 from judge.toolchains.base import SourceFile
 from judge.tracks.cpu.toolchain import CXX_FLAGS, GccToolchain

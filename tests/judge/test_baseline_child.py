@@ -10,7 +10,7 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.problem import DEFAULT_REFERENCE_DIR, load_problem
 from judge.runner.session import RunnerSession

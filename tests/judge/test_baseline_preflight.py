@@ -10,7 +10,7 @@ import pytest
 from judge.backends import Backend, CaseSet
 from judge.baseline_preflight import BaselineSourcesMissing, baseline_sources, check_baselines, plan
 from judge.baseline_trust import BASELINE_KERNEL
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.problem import load_problem
 from judge.track_settings.npu import NpuSettings
 from judge.tracks import get_track

@@ -18,7 +18,7 @@ from judge.backends import Backend, CaseSet
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames, first_call_verifier
 from judge.call_check import CallCheck
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.problem import DEFAULT_REFERENCE_DIR, Case, load_problem
 from judge.toolchains.base import SourceFile

@@ -415,7 +415,7 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     """judge/timing_phase.py: a steady case stops on its interval; a noisy one gets the rounds after."""
     from judge.backends import Backend, CaseSet
     from judge.call_check import CallCheck
-    from judge.host import HostConfig
+    from judge.host_config import HostConfig
     from judge.limits import Limits
     from judge.problem import Case
     from judge.results import CaseResult, JudgeResult
@@ -490,7 +490,7 @@ def test_a_checks_truth_is_started_before_the_outputs_are_fetched_and_waited_for
     sends its outputs (the submission's checked calls and the baseline's first call of a case alike)."""
     from judge.backends import CaseSet
     from judge.call_check import CallCheck
-    from judge.host import HostConfig
+    from judge.host_config import HostConfig
     from judge.limits import Limits
     from judge.problem import Case
     from judge.runner.session import CallOutcome

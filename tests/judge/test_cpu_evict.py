@@ -10,7 +10,7 @@ import torch
 
 from judge.backends import Backend
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
 from judge.problem import load_problem

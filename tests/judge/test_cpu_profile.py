@@ -11,7 +11,7 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
 from judge.problem import DEFAULT_REFERENCE_DIR, Case, load_problem

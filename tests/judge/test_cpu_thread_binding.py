@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.tracks.cpu import RUNNER_OPENMP_ENV, TRACK
 
 _PROBE = """

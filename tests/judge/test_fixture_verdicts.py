@@ -16,7 +16,7 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS, Limits
 from judge.problem import Problem, load_problem
 from judge.submission import read_sources

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.problem import load_problem
 from judge.submission import read_sources

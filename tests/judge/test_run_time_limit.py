@@ -12,7 +12,7 @@ import pytest
 from judge import call_check, run
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.problem import load_problem
 from judge.run import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit

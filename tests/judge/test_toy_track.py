@@ -31,7 +31,8 @@ from judge.baseline_trust import VENDOR_MODULE
 from judge.doctor import doctor_report
 from judge.engine import JudgeRequest, judge_submission
 from judge.errors import SubmissionFormatError
-from judge.host import HostConfig, host_from_env
+from judge.host import host_from_env
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
 from judge.problem import load_problem

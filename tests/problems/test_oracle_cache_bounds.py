@@ -8,7 +8,7 @@ import time
 import torch
 
 from judge.doctor import doctor_report
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.oracle_cache import OracleCache, cache_usage
 
 ENTRY = torch.zeros(64 * 1024, dtype=torch.float64)  # 512 KiB of float64, as an oracle output

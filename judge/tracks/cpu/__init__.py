@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.backends import Backend
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.policy.cpu import RULES
 from judge.track_settings.cpu import CpuSettings

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from judge.doctor import Unavailable, toolchain_version
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.tracks import DoctorCheck
 
 

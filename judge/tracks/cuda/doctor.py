@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from judge.doctor import Unavailable, toolchain_version
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.tracks import DoctorCheck
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import DEVICE_LIMITS
 from judge.track_settings.npu import NpuSettings
 from judge.tracks import HostReport, Track

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.errors import ToolchainUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.npu import DEFAULT_DRIVER_DIR, ENV_VARIABLES, NpuSettings
 
 # Where the ascendc CMake module (ascendc.cmake, which defines ascendc_library) may live, in the

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from judge.doctor import Unavailable, toolchain_version
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.npu import NpuSettings
 from judge.tracks import DoctorCheck
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.backends import Backend
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import Limits
 from judge.results import PolicyFinding
 from judge.sandbox.base import Bind, ProcessResult, SandboxLimits

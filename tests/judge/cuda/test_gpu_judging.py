@@ -12,7 +12,7 @@ import pytest
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.problem import load_problem
 from judge.submission import read_sources
 from judge.tracks.cuda import CUDA_LIMITS

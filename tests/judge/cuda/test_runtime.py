@@ -12,7 +12,7 @@ import torch
 from judge.backends import Backend
 from judge.doctor import doctor_report
 from judge.errors import InternalJudgeError, ToolchainUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.cuda import CudaSettings
 from judge.tracks import get_track
 from judge.tracks.cuda import TRACK, readonly_paths, runner_env, runtime_options

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from judge.backends import Isolation
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.sandbox.base import Bind, ProcessResult, Sandbox, SandboxLimits
 from judge.track_settings.npu import NpuSettings
 

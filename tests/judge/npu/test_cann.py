@@ -8,7 +8,8 @@ import pytest
 
 from judge.backends import Backend
 from judge.errors import ToolchainUnavailableError
-from judge.host import HostConfig, host_from_env
+from judge.host import host_from_env
+from judge.host_config import HostConfig
 from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.cann import (
     cann_version,

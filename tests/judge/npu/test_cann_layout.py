@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu.cann import COMPILER_DIRS, SOC_FAMILIES, locate_cann, soc_family
 from tests.judge.npu.conftest import DATA, FAKE_ASCENDC_CMAKE

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
 from judge.track_settings.npu import NpuSettings

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from judge.doctor import CheckStatus, DoctorCheck, doctor_report, render_doctor
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.npu import NpuSettings
 from tests.judge.npu.conftest import npu_hardware_missing
 

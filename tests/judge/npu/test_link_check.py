@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from judge.backends import Backend
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import Limits
 from judge.policy import check_library
 from judge.toolchains.base import SourceFile

@@ -14,7 +14,7 @@ import torch
 
 from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.track_settings.npu import NpuSettings
 from judge.tracks.npu import TRACK, device_nodes, logical_index, readonly_paths, runner_env, runtime_options
 from judge.tracks.npu.device_time import read_profile

@@ -9,7 +9,7 @@ import pytest
 
 from judge.abi import kernel_args_struct, pack_args
 from judge.errors import ToolchainUnavailableError
-from judge.host import HostConfig
+from judge.host_config import HostConfig
 from judge.limits import Limits
 from judge.toolchains.base import SourceFile
 from judge.track_settings.npu import NpuSettings
