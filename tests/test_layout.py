@@ -7,39 +7,14 @@ cannot hide one; docs/architecture.md, "Layout", says what lives where and why."
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from tests.imports import imports, module_name
+
 ROOT = Path(__file__).resolve().parents[1]
 WEB = "api.web"
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """Every module the file imports, at any depth of its code, relative imports resolved;
-    `from a import b` names both `a` and `a.b` (b may be a module)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
 
 
 def _is_web(module: str) -> bool:
@@ -60,7 +35,7 @@ WORKER_SIDE = sorted(
 def _repo_modules() -> dict[str, Path]:
     """The modules of the service's packages, by dotted name (judge/ never imports api: its own
     test, tests/judge/test_import_graph.py)."""
-    return {_module_name(p): p for top in ("api", "workers") for p in (ROOT / top).rglob("*.py")}
+    return {module_name(p): p for top in ("api", "workers") for p in (ROOT / top).rglob("*.py")}
 
 
 def test_the_layout_is_what_this_test_reads() -> None:
@@ -68,13 +43,13 @@ def test_the_layout_is_what_this_test_reads() -> None:
     for path in WORKER_SIDE:
         assert path.is_file(), path
     assert (ROOT / "api" / "web" / "app.py").is_file()
-    assert "api.store.runs" in _imports(ROOT / "workers" / "tasks.py")
-    assert "api.settings" in _imports(ROOT / "api" / "dispatch.py")
+    assert "api.store.runs" in imports(ROOT / "workers" / "tasks.py")
+    assert "api.settings" in imports(ROOT / "api" / "dispatch.py")
 
 
 @pytest.mark.parametrize("path", WORKER_SIDE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_worker_side_never_imports_the_web(path: Path) -> None:
-    bad = sorted(target for target in _imports(path) if _is_web(target))
+    bad = sorted(target for target in imports(path) if _is_web(target))
     assert not bad, f"{path.relative_to(ROOT)} imports {', '.join(bad)}: the workers never load api/web/"
 
 
@@ -83,12 +58,12 @@ def test_nothing_the_workers_reach_imports_the_web() -> None:
     CLI, which starts the web server): none of them leads to api.web either."""
     modules = _repo_modules()
     seen: dict[str, str] = {}  # module -> the module that imported it
-    todo = [_module_name(p) for p in WORKER_SIDE]
+    todo = [module_name(p) for p in WORKER_SIDE]
     for name in todo:
         seen.setdefault(name, "")
     while todo:
         name = todo.pop()
-        for target in _imports(modules[name]):
+        for target in imports(modules[name]):
             if target in modules and target not in seen:
                 seen[target] = name
                 if not _is_web(target):  # the first web module on a path is the one to name

@@ -4,38 +4,15 @@ function-level import is how a cycle hides). docs/architecture.md draws the laye
 
 from __future__ import annotations
 
-import ast
 import graphlib
 from pathlib import Path
 
 import pytest
 
+from tests.imports import imports, module_name
+
 ROOT = Path(__file__).resolve().parents[2]
 JUDGE = ROOT / "judge"
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _imports(path: Path, name: str) -> set[str]:
-    """Every module the file imports, at any depth of its code, relative imports resolved."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
 
 
 Graph = dict[str, set[str]]
@@ -43,8 +20,8 @@ Graph = dict[str, set[str]]
 
 def _graph() -> tuple[Graph, Graph]:
     """(module -> the judge modules it imports, module -> every name it imports)."""
-    files = {_module_name(p): p for p in JUDGE.rglob("*.py")}
-    raw = {name: _imports(path, name) for name, path in files.items()}
+    files = {module_name(p): p for p in JUDGE.rglob("*.py")}
+    raw = {name: imports(path, name) for name, path in files.items()}
     # `from judge.x import y` names judge.x (and judge.x.y when y is a module)
     graph = {name: {t for t in raw[name] if t in files and t != name} for name in files}
     return graph, raw
@@ -92,7 +69,7 @@ def test_the_cycle_test_can_fail(tmp_path: Path) -> None:
     assert not _cycle(_package_edges({"judge.a": {"judge.a.b"}, "judge.a.b": {"judge.a"}}))
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from judge.pipeline import run_pipeline\n")
-    assert "judge.pipeline" in _imports(source, "judge.m")
+    assert "judge.pipeline" in imports(source, "judge.m")
 
 
 if __name__ == "__main__":  # pragma: no cover
