@@ -18,6 +18,7 @@ kernel can reach, decides a time. The child's own reading is kept only as a diag
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -32,6 +33,7 @@ from judge.call_check import CallCheck, conduct, worst_checks
 from judge.idle_watch import BUSY_CALLS_SV, OutsideWatch, busy_during
 from judge.limits import Limits
 from judge.problem import Case
+from judge.ratio_stats import ratio_estimate, stats
 from judge.results import OutputCheck, TimingStats
 from judge.runner.session import CallOutcome
 from judge.seeds import fresh_seed
@@ -82,75 +84,9 @@ def trusted(outcome: CallOutcome) -> CallOutcome:
                                bracket_ns=0)
 
 
-def stats(samples_ns: list[int]) -> TimingStats:
-    return TimingStats(
-        median_ns=float(statistics.median(samples_ns)),
-        mean_ns=float(statistics.fmean(samples_ns)),
-        min_ns=float(min(samples_ns)),
-        std_ns=float(statistics.pstdev(samples_ns)) if len(samples_ns) > 1 else 0.0,
-        count=len(samples_ns),
-    )
-
-
-def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
-    """Median over pairs of t_sub / t_base, each pair timed back to back.
-
-    Steadier than a ratio of medians when the machine's speed comes and goes in
-    bursts: both calls of a pair see the same conditions.
-    """
-    return float(statistics.median(s / b for s, b in zip(submission_ns, baseline_ns, strict=True) if b > 0))
-
-
 def below_physical_floor(flops: float, peak_flops: float, median_ns: float) -> bool:
     """docs/rules.md: a time below the case's work at the device's peak rate is impossible."""
     return peak_flops > 0 and flops > 0 and median_ns < flops / peak_flops * 1e9
-
-
-
-def ratio_interval(ratios: list[float], z: float = 1.96) -> tuple[float, float]:
-    """A distribution-free 95 % confidence interval of the median of `ratios` (order statistics:
-    the ranks a binomial(n, 1/2) count reaches within z standard deviations); (0, inf) below 6."""
-    n = len(ratios)
-    k = math.floor((n - z * math.sqrt(n)) / 2)
-    if k < 0 or n < 6:
-        return 0.0, math.inf
-    ordered = sorted(ratios)
-    return ordered[k], ordered[n - 1 - k]
-
-
-def relative_half_width(ratios: list[float]) -> float:
-    """Half the width of `ratio_interval` over the median: the median's precision (a diagnostic;
-    the stop rule uses `ratio_estimate`, whose figure is the one scored)."""
-    lo, hi = ratio_interval(ratios)
-    mid = statistics.median(ratios) if ratios else 0.0
-    return (hi - lo) / 2 / mid if mid > 0 and math.isfinite(hi) else math.inf
-
-
-TRIM = 0.25  # of the pairs' ratios left out at each end: the interquartile mean
-
-
-def _t_975(df: int) -> float:
-    """Student's t at 97.5 % for `df` degrees of freedom (within 3 % of the table from df = 3)."""
-    return 1.96 + 2.4 / df + 3.0 / df**2
-
-
-def ratio_estimate(ratios: list[float]) -> tuple[float, float]:
-    """The case's ratio and the relative half-width of its 95 % interval: the interquartile mean of
-    the pairs' t_sub / t_base (the middle half of them, averaged), with the trimmed mean's
-    interval (Tukey-McLaughlin: the winsorized spread). As robust as the median to pairs a burst
-    of load hit on one side, and steadier from judging to judging (for pairs spread like a bell
-    the median needs about 1.3 times as many pairs for the same precision). (median, inf) below 6."""
-    n = len(ratios)
-    if n < 6:
-        return (float(statistics.median(ratios)) if ratios else 0.0), math.inf
-    ordered = sorted(ratios)
-    cut = int(TRIM * n)
-    middle = ordered[cut : n - cut]
-    center = float(statistics.fmean(middle))
-    winsorized = [middle[0]] * cut + middle + [middle[-1]] * cut
-    spread = statistics.stdev(winsorized)
-    half = _t_975(len(middle) - 1) * spread / ((1 - 2 * cut / n) * math.sqrt(n))
-    return center, (half / center if center > 0 else math.inf)
 
 
 # A submission's child is charged at most the baseline's child's overhead plus this (or the
@@ -237,6 +173,12 @@ class CallRunner(Protocol):
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome: ...
 
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None: ...
+
+    def await_prepared(self, timeout_s: float) -> None: ...
+
+    def finish(self, timeout_s: float) -> CallOutcome: ...
+
     def empty_call(self, timeout_s: float) -> int: ...
 
 
@@ -285,24 +227,24 @@ def time_case(
         # A B B A: alternating which goes first cancels any bias of call order.
         order = (SUBMISSION, BASELINE) if pairs_done % 2 == 0 else (BASELINE, SUBMISSION)
         pairs_done += 1
+        seeds = {lib: fresh_seed() for lib in order}
+        probe = late_probe.next()  # the submission's call of this pair
+        outcomes = _run_pair(runners, order, seeds, call_timeout_s,
+                             recheck_ms=LATE_WRITE_PROBE_MS if probe else 0, submission_cpu_ns=submission_cpu_ns)
+        if submission_cpu_ns is not None:
+            used = outcomes[BASELINE].submission_busy_ns
+            if busy_during(used, outcomes[BASELINE].outcome.bracket_ns):
+                busy_calls.append(used)
+            if len(busy_calls) >= BUSY_CALLS_SV:
+                result.failure = CallCheck(Verdict.SV, (
+                    f"case {case.name}: your process used the CPU while the baseline was being timed "
+                    f"({len(busy_calls)} of its calls, up to {max(busy_calls) / 1e6:.1f} ms each): a runner must "
+                    "do nothing between its calls (no threads left working after kernel_run returns)"))
+                return False
         for lib in order:
-            seed = fresh_seed()
-            probe = lib == SUBMISSION and late_probe.next()
-            watch = lib == BASELINE and submission_cpu_ns is not None
-            cpu_before = submission_cpu_ns() if watch and submission_cpu_ns is not None else 0
-            outcome = runners[lib].call(lib, seed, timeout_s=call_timeout_s,
-                                        recheck_ms=LATE_WRITE_PROBE_MS if probe else 0)
-            if watch and submission_cpu_ns is not None:
-                used = submission_cpu_ns() - cpu_before
-                if busy_during(used, outcome.bracket_ns):
-                    busy_calls.append(used)
-                if len(busy_calls) >= BUSY_CALLS_SV:
-                    result.failure = CallCheck(Verdict.SV, (
-                        f"case {case.name}: your process used the CPU while the baseline was being timed "
-                        f"({len(busy_calls)} of its calls, up to {max(busy_calls) / 1e6:.1f} ms each): a runner must "
-                        "do nothing between its calls (no threads left working after kernel_run returns)"))
-                    return False
-            outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probe,
+            seed, outcome = seeds[lib], outcomes[lib].outcome
+            probed = probe and lib == SUBMISSION
+            outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probed,
                            workspace_bytes=outcome.workspace_bytes)
             if message := outside.sv_message(case.name):
                 result.failure = CallCheck(Verdict.SV, message)
@@ -366,6 +308,40 @@ def time_case(
         return result
     result.conclude(host_clock)
     return result
+
+
+@dataclass
+class _Timed:
+    outcome: CallOutcome
+    submission_busy_ns: int = 0  # the submission's CPU time during a baseline call (judge/idle_watch.py)
+
+
+def _run_pair(runners: dict[str, CallRunner], order: tuple[str, str], seeds: dict[str, int], timeout_s: float, *,
+              recheck_ms: int, submission_cpu_ns: Callable[[], int] | None) -> dict[str, _Timed]:
+    """Both children prepare their calls at once (inputs made and placed: the host's other CPU
+    does the second child's share), then the two calls run back to back, each child armed (its
+    caches flushed) only once the other is idle. Calls close in time see more of the same host:
+    measured on a 2-vCPU VM, two calls 4 ms apart correlate about 0.6, 20 ms apart 0.25
+    (docs/benchmarks.md, "Where a score's spread comes from"), and the ratio keeps what they share
+    out. Whatever fails, neither child is left holding a call."""
+    timed: dict[str, _Timed] = {}
+    try:
+        for lib in order:
+            runners[lib].begin(lib, seeds[lib], recheck_ms=recheck_ms if lib == SUBMISSION else 0, hold=True)
+        for lib in order:
+            runners[lib].await_prepared(timeout_s)
+        for lib in order:
+            watch = lib == BASELINE and submission_cpu_ns is not None
+            cpu_before = submission_cpu_ns() if watch and submission_cpu_ns is not None else 0
+            outcome = runners[lib].finish(timeout_s)
+            used = submission_cpu_ns() - cpu_before if watch and submission_cpu_ns is not None else 0
+            timed[lib] = _Timed(outcome, used)
+    finally:
+        for lib in order:
+            if lib not in timed:
+                with contextlib.suppress(Exception):  # the first failure is the one raised
+                    runners[lib].finish(timeout_s)
+    return timed
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:

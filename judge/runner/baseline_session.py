@@ -67,8 +67,20 @@ class BaselineRunner:
         self._case = case.name
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
+        self.begin(lib, seed, recheck_ms=recheck_ms)
+        return self.finish(timeout_s)
+
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None:
         with self._judges_fault("run a call"):
-            outcome = self.session.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
+            self.session.begin(lib, seed, recheck_ms=recheck_ms, hold=hold)
+
+    def await_prepared(self, timeout_s: float) -> None:
+        with self._judges_fault("run a call"):
+            self.session.await_prepared(timeout_s)
+
+    def finish(self, timeout_s: float) -> CallOutcome:
+        with self._judges_fault("run a call"):
+            outcome = self.session.finish(timeout_s)
         if outcome.vendor_failed and self._case not in self.vendor_failures:
             self.vendor_failures[self._case] = outcome.vendor_failed
             log.error("the vendor baseline failed on case %s, which its contract says it takes, so the baseline "

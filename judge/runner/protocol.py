@@ -138,17 +138,28 @@ class Call(_Record):
     seed: int
     recheck_ms: int = 0  # how long the child sleeps after the call before it looks for late work
     profile: bool = False  # the untimed profiled pass: the main thread's own times (judge/profiling/cpu.py)
+    # Prepared, the child says so (`Prepared`) and waits for `Arm` before it flushes the caches: the
+    # worker prepares both children of a timed pair at once and times their calls back to back.
+    hold: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         return {"op": self.OP, "lib": self.lib, "seed": self.seed, "recheck_ms": self.recheck_ms,
-                **({"profile": True} if self.profile else {})}
+                **({"profile": True} if self.profile else {}), **({"hold": True} if self.hold else {})}
 
     @classmethod
     def from_wire(cls, header: dict[str, Any], *_: Any) -> Call:
         what = "a 'call' command"
         return cls(lib=_get(what, header, "lib", check.text), seed=_get(what, header, "seed", check.integer),
                    recheck_ms=_get(what, header, "recheck_ms", check.integer, default=0),
-                   profile=_get(what, header, "profile", check.flag, default=False))
+                   profile=_get(what, header, "profile", check.flag, default=False),
+                   hold=_get(what, header, "hold", check.flag, default=False))
+
+
+@dataclass(frozen=True)
+class Arm(_Record):
+    """Go on with a held call: flush the caches and say "armed" (`Call.hold`)."""
+
+    OP = "arm"
 
 
 @dataclass(frozen=True)
@@ -177,8 +188,8 @@ class Exit(_Record):
     OP = "exit"
 
 
-Command = SetCase | Call | Go | Empty | Fetch | Exit
-_COMMANDS: dict[str, type[Command]] = {kind.OP: kind for kind in (SetCase, Call, Go, Empty, Fetch, Exit)}
+Command = SetCase | Call | Arm | Go | Empty | Fetch | Exit
+_COMMANDS: dict[str, type[Command]] = {kind.OP: kind for kind in (SetCase, Call, Arm, Go, Empty, Fetch, Exit)}
 
 
 def encode_command(command: Command | Hello) -> str:
@@ -188,6 +199,7 @@ def encode_command(command: Command | Hello) -> str:
 
 EXIT_LINE = encode_command(Exit())  # also the first line of a child the worker ends before its hello
 GO_LINE = encode_command(Go())  # made once: the child compares the line it reads inside the bracket with it
+ARM_LINE = encode_command(Arm())  # a held call's child reads exactly this line before it flushes
 
 
 def read_hello(line: str) -> Hello:
@@ -245,6 +257,13 @@ class CaseReady(_Record):
     @classmethod
     def from_wire(cls, header: dict[str, Any], *_: Any) -> CaseReady:
         return cls(name=_get("a 'case' message", header, "name", check.text))
+
+
+@dataclass(frozen=True)
+class Prepared(_Record):
+    """A held call's inputs are made and placed; the child waits for `Arm` (`Call.hold`)."""
+
+    OP = "prepared"
 
 
 @dataclass(frozen=True)
@@ -377,9 +396,10 @@ class RunnerError(_Record):
                    detail=_get("an 'error' message", header, "detail", check.text))
 
 
-Result = Loading | Ready | CaseReady | Armed | Ran | CallReport | WorkspaceRefused | Outputs | RunnerError
+Result = (Loading | Ready | CaseReady | Prepared | Armed | Ran | CallReport | WorkspaceRefused | Outputs
+          | RunnerError)
 _RESULTS: dict[str, type[Result]] = {
-    kind.OP: kind for kind in (Loading, Ready, CaseReady, Armed, Ran, CallReport, Outputs, RunnerError)}
+    kind.OP: kind for kind in (Loading, Ready, CaseReady, Prepared, Armed, Ran, CallReport, Outputs, RunnerError)}
 
 
 def read_result(header: dict[str, Any], blobs: dict[str, bytes], names: frozenset[str]) -> Result:

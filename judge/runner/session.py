@@ -64,6 +64,18 @@ class CallProbe(Protocol):
     def ran(self, bracket_ns: int) -> None: ...
 
 
+@dataclass
+class _PendingCall:
+    """A call sent (`RunnerSession.begin`) and not yet timed."""
+
+    asked_ns: int
+    cpu_asked: tuple[int, int]
+    probe: CallProbe | None
+    hold: bool
+    prepared_ns: int = 0  # when a held call's child said it had prepared it
+    refused: int | None = None  # the workspace it asked for, when refused instead
+
+
 class RunnerSession:
     """One child process for one judge run; use as a context manager."""
 
@@ -95,6 +107,7 @@ class RunnerSession:
         # Read the child's CPU time around each call from outside it (`CallOutcome.outside_cpu_ns`):
         # the timing phase sets it on the CPU track (judge/idle_watch.py, `OutsideWatch`).
         self.meter_cpu = False
+        self._pending: _PendingCall | None = None
 
     def __enter__(self) -> RunnerSession:
         if self._proc is None:
@@ -248,29 +261,65 @@ class RunnerSession:
         own clock, until the child says "ran" (`bracket_ns`); then the child's report follows.
         `probe` (untimed profiled passes only) runs right before "go" and right after "ran".
         With `meter_cpu` the child's CPU time outside the bracket is read from outside it."""
+        self.begin(lib, seed, recheck_ms=recheck_ms, probe=probe)
+        return self.finish(timeout_s)
+
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, probe: CallProbe | None = None,
+              hold: bool = False) -> None:
+        """Send a call; with `hold` the child prepares it, says so and waits (`await_prepared`) until
+        `finish` arms it: a timed pair's two children prepare at once, then run back to back."""
+        if self._pending is not None:
+            raise RuntimeError("a call is already under way in this child")
         self.kernel_calls += lib == "submission"
-        meter = self._cpu_now if self.meter_cpu else (lambda: (0, 0))
-        asked = time.perf_counter_ns()
-        cpu_asked = meter()
-        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None))
-        answer = self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
+        self._pending = _PendingCall(asked_ns=time.perf_counter_ns(), cpu_asked=self._meter(), probe=probe, hold=hold)
+        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None, hold=hold))
+
+    def await_prepared(self, timeout_s: float) -> None:
+        """Wait until a held call's child has prepared it (or refused its workspace)."""
+        pending = self._pending
+        if pending is None or not pending.hold or pending.prepared_ns or pending.refused is not None:
+            return
+        answer = self._expect(protocol.Prepared, protocol.WorkspaceRefused, timeout_s=timeout_s)
+        if isinstance(answer, protocol.WorkspaceRefused):
+            pending.refused = answer.requested
+        else:
+            pending.prepared_ns = time.perf_counter_ns()
+
+    def finish(self, timeout_s: float) -> CallOutcome:
+        """Arm the call `begin` sent, time it and read its report."""
+        self.await_prepared(timeout_s)
+        pending, self._pending = self._pending, None
+        if pending is None:
+            raise RuntimeError("no call was begun in this child")
+        waited_ns = 0
+        if pending.refused is None and pending.hold:
+            waited_ns = time.perf_counter_ns() - pending.prepared_ns  # idle, waiting for the other child
+            self._send_line(protocol.ARM_LINE)
+        answer = protocol.WorkspaceRefused(pending.refused) if pending.refused is not None else \
+            self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
         if isinstance(answer, protocol.WorkspaceRefused):
             return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
                                late_writes=[], workspace_requested=answer.requested)
-        cpu_armed = meter()
+        probe = pending.probe
+        cpu_armed = self._meter()
         if probe is not None:
             probe.armed()
         bracket_ns = self._go_and_time(timeout_s)
-        cpu_ran = meter()
+        cpu_ran = self._meter()
         if probe is not None:
             probe.ran(bracket_ns)
         report = self._expect(protocol.CallReport, timeout_s=timeout_s)
-        cpu_reported = meter()
-        outside = sum(cpu_armed) - sum(cpu_asked) + sum(cpu_reported) - sum(cpu_ran) if self.meter_cpu else -1
+        cpu_reported = self._meter()
+        outside = sum(cpu_armed) - sum(pending.cpu_asked) + sum(cpu_reported) - sum(cpu_ran) \
+            if self.meter_cpu else -1
         helpers = cpu_reported[1] - cpu_ran[1] if self.meter_cpu else -1
         self._output_specs = report.outputs
-        return CallOutcome(**report.__dict__, bracket_ns=bracket_ns, worker_ns=time.perf_counter_ns() - asked,
+        return CallOutcome(**report.__dict__, bracket_ns=bracket_ns,
+                           worker_ns=time.perf_counter_ns() - pending.asked_ns - waited_ns,
                            outside_cpu_ns=outside, after_helper_cpu_ns=helpers)
+
+    def _meter(self) -> tuple[int, int]:
+        return self._cpu_now() if self.meter_cpu else (0, 0)
 
     def _cpu_now(self) -> tuple[int, int]:
         return tree_cpu_split(self.process_id)

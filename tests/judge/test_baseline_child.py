@@ -54,7 +54,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
         return session._proc.pid if session._proc is not None else 0
 
     start, hello = RunnerSession.start, RunnerSession.say_hello
-    ready, call = RunnerSession.wait_ready, RunnerSession.call
+    ready, begin = RunnerSession.wait_ready, RunnerSession.begin
 
     def spied_start(self: RunnerSession) -> None:
         start(self)
@@ -70,14 +70,14 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
         ready(self)
         events.append(("ready", role(self), pid(self)))
 
-    def spied_call(self: RunnerSession, lib: str, seed: int, **kwargs):  # type: ignore[no-untyped-def]
-        events.append(("call", lib, pid(self)))
-        return call(self, lib, seed, **kwargs)
+    def spied_begin(self: RunnerSession, lib: str, seed: int, **kwargs):  # type: ignore[no-untyped-def]
+        events.append(("call", lib, pid(self)))  # every call, held (timed pairs) or not, begins here
+        return begin(self, lib, seed, **kwargs)
 
     monkeypatch.setattr(RunnerSession, "start", spied_start)
     monkeypatch.setattr(RunnerSession, "say_hello", spied_hello)
     monkeypatch.setattr(RunnerSession, "wait_ready", spied_ready)
-    monkeypatch.setattr(RunnerSession, "call", spied_call)
+    monkeypatch.setattr(RunnerSession, "begin", spied_begin)
     return events
 
 

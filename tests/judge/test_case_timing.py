@@ -2,7 +2,8 @@ import dataclasses
 
 import pytest
 
-from judge.case_timing import CheckSampler, stats
+from judge.case_timing import CheckSampler
+from judge.ratio_stats import stats
 
 
 def test_sampler_checks_exactly_one_per_block():
@@ -36,7 +37,7 @@ def test_physical_floor():
 
 
 def test_paired_ratio_ignores_bursts_that_hit_both():
-    from judge.case_timing import paired_ratio
+    from judge.ratio_stats import paired_ratio
 
     # A slow burst hits pairs 3-5 for both kernels; the submission is always 2x the baseline.
     sub = [20, 20, 200, 200, 200, 20, 20]
@@ -53,7 +54,26 @@ def test_sampler_with_extra_checks_keeps_one_per_block_and_adds_others():
     assert 0.3 < sum(map(sum, blocks)) / 1600 < 0.5  # 1/4 + 3/4 * 1/4 = 0.4375 expected
 
 
-class _ScriptedSession:
+class _SplitCalls:
+    """A timed pair's calls as `time_case` makes them (begin, await_prepared, finish), each made
+    with the fake's own `call` when finished; `begun` records the order of the begins."""
+
+    def begin(self, lib, seed, *, recheck_ms=0, hold=False):
+        assert hold, "a timed pair's calls are held until both children have prepared"
+        assert getattr(self, "_held", None) is None, "a call already under way"
+        self._held = (lib, seed, recheck_ms)
+        self.__dict__.setdefault("begun", []).append(lib)
+
+    def await_prepared(self, timeout_s):
+        assert self._held is not None
+
+    def finish(self, timeout_s):
+        lib, seed, recheck_ms = self._held
+        self._held = None
+        return self.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
+
+
+class _ScriptedSession(_SplitCalls):
     """Stands in for the runner child: every call succeeds at a fixed time."""
 
     def __init__(self) -> None:
@@ -216,7 +236,7 @@ def test_a_failure_in_the_baselines_own_child_is_the_judges():
     assert "the baseline failed" in timing.failure.message and "returned 2" in timing.failure.message
 
 
-class _BracketedSession:
+class _BracketedSession(_SplitCalls):
     """A runner child whose calls take `call_ns` by the worker's clock around them, plus a message
     overhead of `overhead_ns` that its empty calls show too; its own timer reads `child_ns` (a
     kernel that moved it makes that anything)."""
@@ -290,7 +310,7 @@ def test_device_tracks_keep_the_devices_own_clock():
 
 
 def test_the_ratio_is_the_interquartile_mean_of_the_pairs():
-    from judge.case_timing import ratio_estimate
+    from judge.ratio_stats import ratio_estimate
 
     # A burst that hits one side of a few pairs moves it no more than it moves the median.
     ratios = [1.20, 1.21, 1.19, 1.20, 1.22, 1.18, 1.20, 3.0, 0.4, 1.20, 1.21, 1.19]
@@ -304,7 +324,7 @@ def test_the_interquartile_mean_is_steadier_than_the_median_and_its_interval_hol
     import random
     import statistics
 
-    from judge.case_timing import ratio_estimate
+    from judge.ratio_stats import ratio_estimate
 
     chance = random.Random(15)
     judgings = [[1.2 * (1 + chance.gauss(0, 0.02)) for _ in range(40)] for _ in range(300)]
@@ -317,7 +337,7 @@ def test_the_interquartile_mean_is_steadier_than_the_median_and_its_interval_hol
 
 
 def test_the_stop_rule_is_the_interval_of_the_paired_ratio():
-    from judge.case_timing import ratio_interval, relative_half_width
+    from judge.ratio_stats import ratio_interval, relative_half_width
 
     assert ratio_interval([1.0] * 5) == (0.0, float("inf"))  # too few pairs to say
     steady = [1.0 + 0.001 * (i % 5) for i in range(100)]
@@ -531,3 +551,67 @@ def test_a_checks_truth_is_started_before_the_outputs_are_fetched_and_waited_for
     assert phase.verify_baseline(case, 12, outcome).verdict is Verdict.AC
     assert steps == [("prefetch", 11), ("fetch", "submission"), ("check", (11, "submission")),
                      ("prefetch", 12), ("fetch", "baseline"), ("check", (12, "baseline"))]
+
+
+def test_both_children_prepare_a_pair_before_either_call_and_the_calls_run_in_the_pairs_order():
+    from judge.backends import CaseSet
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.verdict import Verdict
+
+    events: list[tuple[str, str]] = []
+
+    class Logged(_ScriptedSession):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+        def begin(self, lib, seed, *, recheck_ms=0, hold=False):
+            events.append(("begin", self.name))
+            super().begin(lib, seed, recheck_ms=recheck_ms, hold=hold)
+
+        def await_prepared(self, timeout_s):
+            events.append(("prepared", self.name))
+
+        def finish(self, timeout_s):
+            events.append(("finish", self.name))
+            return super().finish(timeout_s)
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    limits = Limits(min_timed_calls=10, max_timed_calls=10, target_sem_ratio=1.0, min_warmup_calls=3,
+                    min_warmup_s=0.0)
+    time_case(Logged("s"), Logged("b"), case, limits=limits, call_timeout_s=1.0,
+              verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
+    pairs = [events[i : i + 6] for i in range(0, len(events), 6)]
+    assert len(pairs) >= 13  # 3 warm-up and 10 timed pairs (and no other call)
+    for index, pair in enumerate(pairs):
+        first, second = ("s", "b") if index % 2 == 0 else ("b", "s")  # A B B A
+        assert pair == [("begin", first), ("begin", second), ("prepared", first), ("prepared", second),
+                        ("finish", first), ("finish", second)], (index, pair)
+
+
+def test_a_child_that_fails_in_a_pair_leaves_the_other_child_no_call_half_made():
+    import pytest
+
+    from judge.backends import CaseSet
+    from judge.call_check import CallCheck
+    from judge.case_timing import time_case
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.runner.failures import RunnerDied
+    from judge.verdict import Verdict
+
+    class Dying(_ScriptedSession):
+        def finish(self, timeout_s):
+            self._held = None
+            raise RunnerDied("the child died", returncode=-9, timed_out=False, stderr="")
+
+    baseline = _ScriptedSession()
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    with pytest.raises(RunnerDied):
+        time_case(Dying(), baseline, case, limits=Limits(min_warmup_s=0.0), call_timeout_s=1.0,
+                  verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
+    assert baseline.begun == ["baseline"] and baseline.calls == ["baseline"]  # begun, and finished
+    assert baseline._held is None

@@ -120,7 +120,7 @@ HELLO = protocol.Hello(nonce=NONCE, problem="p", problems_dir=Path("/problems"),
                        private_output=Path("/run/private.log"), python_baseline=False, generation_device="cpu",
                        deterministic=False, call_guard=True)
 RESULTS = [protocol.Loading(), protocol.Ready(pid=7, device={"name": "cpu"}), protocol.CaseReady("b1"),
-           protocol.Armed(), protocol.Ran(),
+           protocol.Prepared(), protocol.Armed(), protocol.Ran(),
            protocol.CallReport(rc=0, elapsed_ns=5, digest_before={"x": "ab"}, digest_after={"x": "ab"},
                                new_threads=0, late_writes=["y"], tampering=["the handler of SIGSEGV was changed"],
                                phases_ns={"generate": 3}, launches=1, workspace_bytes=64, vendor_failed="why",
@@ -128,7 +128,8 @@ RESULTS = [protocol.Loading(), protocol.Ready(pid=7, device={"name": "cpu"}), pr
            protocol.WorkspaceRefused(1 << 40), protocol.Outputs({"y": b"\x00" * 16}),
            protocol.RunnerError("load", "the library does not export kernel_run")]
 COMMANDS = [protocol.SetCase(CASE), protocol.Call("submission", 5, 20, profile=True), protocol.Call("baseline", 6),
-            protocol.Go(), protocol.Empty(), protocol.Fetch(), protocol.Exit()]
+            protocol.Call("submission", 7, hold=True), protocol.Arm(), protocol.Go(), protocol.Empty(),
+            protocol.Fetch(), protocol.Exit()]
 
 
 @pytest.mark.parametrize("record", RESULTS, ids=lambda r: type(r).__name__)
@@ -149,10 +150,17 @@ def test_each_command_reads_back(command):
 
 def test_the_go_line_is_the_go_commands_own():
     assert protocol.GO_LINE == protocol.encode_command(protocol.Go()) == '{"op": "go"}\n'
+    assert protocol.ARM_LINE == protocol.encode_command(protocol.Arm()) == '{"op": "arm"}\n'
+
+
+def test_a_held_call_says_so_on_the_wire_and_a_plain_one_as_before():
+    assert protocol.Call("baseline", 6, hold=True).to_wire()["hold"] is True
+    assert "hold" not in protocol.Call("baseline", 6).to_wire()  # a plain call's line is unchanged
+    assert protocol.read_command('{"op": "call", "lib": "baseline", "seed": 6}').hold is False
 
 
 def _report(**changes):
-    header = RESULTS[5].to_wire()
+    header = RESULTS[6].to_wire()
     header.update(changes)
     return {k: v for k, v in header.items() if v is not None}
 

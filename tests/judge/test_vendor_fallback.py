@@ -77,7 +77,10 @@ class _Session:
     def set_case(self, case: Case, timeout_s: float) -> None:
         pass
 
-    def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None:
+        pass
+
+    def finish(self, timeout_s: float) -> CallOutcome:
         return self.outcome
 
 

@@ -10,3 +10,10 @@
 
 Nothing here is imported by the worker: the worker's side is `judge/runner/session.py`.
 """
+
+import os
+
+# The CPUs this process may use, read before torch loads its OpenMP runtime, which binds the main
+# thread to the first of its places (OMP_PROC_BIND): a held call's inputs are made on any of
+# them, so a timed pair's two children prepare at once (main.py, `Child.call`).
+ALLOWED_CPUS = frozenset(os.sched_getaffinity(0))

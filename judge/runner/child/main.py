@@ -31,6 +31,7 @@ from judge.determinism import prepare_before_seal, set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import Case, load_problem, make_inputs
 from judge.runner import protocol
+from judge.runner.child import ALLOWED_CPUS
 from judge.runner.child.fpenv import FloatingPointGuard
 from judge.runner.child.guard import CallGuard, PageTouch, spans
 from judge.runner.child.kernel import KernelCalls, KernelFault, LibraryLoadError, WorkspaceRefused, check_launches
@@ -71,6 +72,10 @@ class _Phases:
         now = time.perf_counter_ns()
         self.laps[name] = self.laps.get(name, 0) + now - self._last
         self._last = now
+
+    def skip(self) -> None:
+        """Leave the time since the last lap out (a held call's wait for the worker)."""
+        self._last = time.perf_counter_ns()
 
 
 class Child:
@@ -160,11 +165,14 @@ class Child:
         finally:
             set_deterministic(was, warn_only=True)
 
-    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False) -> None:
+    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False, hold: bool = False) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
         phases = _Phases()
+        bound = os.sched_getaffinity(0)
+        if hold:  # made on whichever CPU is free; bound again before the caches are flushed
+            os.sched_setaffinity(0, ALLOWED_CPUS)
         inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         scalars: dict[str, float | int] = {k: v for k, v in case.params.items()}
@@ -193,9 +201,17 @@ class Child:
             try:
                 invoke = self.calls.prepare(lib, device_inputs, outputs, scalars)
             except WorkspaceRefused as refused:
+                os.sched_setaffinity(0, bound)
                 self.send(protocol.WorkspaceRefused(refused.requested))
                 return
         phases.lap("prepare")
+        if hold:  # the other child of the pair prepares meanwhile; both calls then run back to back
+            self.send(protocol.Prepared())
+            line = self.commands.readline()
+            if line != protocol.ARM_LINE:
+                raise RuntimeError(f"expected the worker's arm, got {line[:200]!r}")
+            os.sched_setaffinity(0, bound)  # the other child is idle now: no wait for the CPU
+            phases.skip()
         runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
@@ -358,8 +374,8 @@ def main() -> None:
             match protocol.read_command(line):
                 case protocol.SetCase(case=case):
                     child.set_case(case)
-                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile):
-                    child.call(lib, seed, recheck_ms, profile)
+                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile, hold=hold):
+                    child.call(lib, seed, recheck_ms, profile, hold)
                 case protocol.Empty():
                     child.empty_call()
                 case protocol.Fetch():
