@@ -229,11 +229,10 @@ def time_case(
         pairs_done += 1
         seeds = {lib: fresh_seed() for lib in order}
         probe = late_probe.next()  # the submission's call of this pair
-        outcomes = _run_pair(runners, order, seeds, call_timeout_s,
-                             recheck_ms=LATE_WRITE_PROBE_MS if probe else 0, submission_cpu_ns=submission_cpu_ns)
+        outcomes, used = _run_pair(runners, order, seeds, call_timeout_s,
+                                   recheck_ms=LATE_WRITE_PROBE_MS if probe else 0, submission_cpu_ns=submission_cpu_ns)
         if submission_cpu_ns is not None:
-            used = outcomes[BASELINE].submission_busy_ns
-            if busy_during(used, outcomes[BASELINE].outcome.bracket_ns):
+            if busy_during(used, outcomes[BASELINE].bracket_ns):
                 busy_calls.append(used)
             if len(busy_calls) >= BUSY_CALLS_SV:
                 result.failure = CallCheck(Verdict.SV, (
@@ -242,7 +241,7 @@ def time_case(
                     "do nothing between its calls (no threads left working after kernel_run returns)"))
                 return False
         for lib in order:
-            seed, outcome = seeds[lib], outcomes[lib].outcome
+            seed, outcome = seeds[lib], outcomes[lib]
             probed = probe and lib == SUBMISSION
             outside.record(lib, outcome.outside_cpu_ns, helper_ns=outcome.after_helper_cpu_ns, probed=probed,
                            workspace_bytes=outcome.workspace_bytes)
@@ -310,38 +309,36 @@ def time_case(
     return result
 
 
-@dataclass
-class _Timed:
-    outcome: CallOutcome
-    submission_busy_ns: int = 0  # the submission's CPU time during a baseline call (judge/idle_watch.py)
-
-
 def _run_pair(runners: dict[str, CallRunner], order: tuple[str, str], seeds: dict[str, int], timeout_s: float, *,
-              recheck_ms: int, submission_cpu_ns: Callable[[], int] | None) -> dict[str, _Timed]:
+              recheck_ms: int, submission_cpu_ns: Callable[[], int] | None) -> tuple[dict[str, CallOutcome], int]:
     """Both children prepare their calls at once (inputs made and placed: the host's other CPU
     does the second child's share), then the two calls run back to back, each child armed (its
     caches flushed) only once the other is idle. Calls close in time see more of the same host:
     measured on a 2-vCPU VM, two calls 4 ms apart correlate about 0.6, 20 ms apart 0.25
     (docs/benchmarks.md, "Where a score's spread comes from"), and the ratio keeps what they share
-    out. Whatever fails, neither child is left holding a call."""
-    timed: dict[str, _Timed] = {}
+    out. Returns each call's outcome and the submission's CPU time during the baseline's call, from
+    its arming to its report (judge/idle_watch.py; 0 unmetered). Whatever fails, neither child is
+    left holding a call."""
+    outcomes: dict[str, CallOutcome] = {}
+    busy_ns = 0
     try:
         for lib in order:
             runners[lib].begin(lib, seeds[lib], recheck_ms=recheck_ms if lib == SUBMISSION else 0, hold=True)
         for lib in order:
             runners[lib].await_prepared(timeout_s)
         for lib in order:
-            watch = lib == BASELINE and submission_cpu_ns is not None
-            cpu_before = submission_cpu_ns() if watch and submission_cpu_ns is not None else 0
-            outcome = runners[lib].finish(timeout_s)
-            used = submission_cpu_ns() - cpu_before if watch and submission_cpu_ns is not None else 0
-            timed[lib] = _Timed(outcome, used)
+            if lib == BASELINE and submission_cpu_ns is not None:
+                before = submission_cpu_ns()
+                outcomes[lib] = runners[lib].finish(timeout_s)
+                busy_ns = submission_cpu_ns() - before
+            else:
+                outcomes[lib] = runners[lib].finish(timeout_s)
     finally:
         for lib in order:
-            if lib not in timed:
+            if lib not in outcomes:
                 with contextlib.suppress(Exception):  # the first failure is the one raised
                     runners[lib].finish(timeout_s)
-    return timed
+    return outcomes, busy_ns
 
 
 def _warm_up(pair: Callable[[bool], bool], limits: Limits, warmup_s: float) -> bool:

@@ -85,7 +85,7 @@ def judge_command(
     try:
         chosen_backend = Backend(backend)
     except ValueError:
-        raise usage_error(f"unknown backend {backend!r}; backends: {', '.join(b.value for b in Backend)}") from None
+        raise usage_error(f"unknown backend {backend!r}; backends: {BACKENDS}") from None
     try:
         loaded = load_problem(problem)
         loaded.cases_for(chosen_backend)

@@ -76,6 +76,12 @@ class _PendingCall:
     refused: int | None = None  # the workspace it asked for, when refused instead
 
 
+def _refused(requested: int) -> CallOutcome:
+    """A call the child did not make: the kernel asked for more workspace than the limit."""
+    return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0, late_writes=[],
+                       workspace_requested=requested)
+
+
 class RunnerSession:
     """One child process for one judge run; use as a context manager."""
 
@@ -291,15 +297,15 @@ class RunnerSession:
         pending, self._pending = self._pending, None
         if pending is None:
             raise RuntimeError("no call was begun in this child")
+        if pending.refused is not None:
+            return _refused(pending.refused)
         waited_ns = 0
-        if pending.refused is None and pending.hold:
+        if pending.hold:
             waited_ns = time.perf_counter_ns() - pending.prepared_ns  # idle, waiting for the other child
             self._send_line(protocol.ARM_LINE)
-        answer = protocol.WorkspaceRefused(pending.refused) if pending.refused is not None else \
-            self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
+        answer = self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
         if isinstance(answer, protocol.WorkspaceRefused):
-            return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0,
-                               late_writes=[], workspace_requested=answer.requested)
+            return _refused(answer.requested)
         probe = pending.probe
         cpu_armed = self._meter()
         if probe is not None:

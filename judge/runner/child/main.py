@@ -170,8 +170,8 @@ class Child:
         case, runtime = self.case, self.runtime
         self.pending = {}
         phases = _Phases()
-        bound = os.sched_getaffinity(0)
-        if hold:  # made on whichever CPU is free; bound again before the caches are flushed
+        bound = os.sched_getaffinity(0) if hold else None
+        if bound is not None:  # made on whichever CPU is free; bound again before the caches are flushed
             os.sched_setaffinity(0, ALLOWED_CPUS)
         inputs = self._make_inputs(case, seed)
         tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
@@ -201,11 +201,12 @@ class Child:
             try:
                 invoke = self.calls.prepare(lib, device_inputs, outputs, scalars)
             except WorkspaceRefused as refused:
-                os.sched_setaffinity(0, bound)
+                if bound is not None:
+                    os.sched_setaffinity(0, bound)
                 self.send(protocol.WorkspaceRefused(refused.requested))
                 return
         phases.lap("prepare")
-        if hold:  # the other child of the pair prepares meanwhile; both calls then run back to back
+        if bound is not None:  # the other child of the pair prepares meanwhile; both calls then run back to back
             self.send(protocol.Prepared())
             line = self.commands.readline()
             if line != protocol.ARM_LINE:
