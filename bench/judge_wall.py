@@ -35,7 +35,12 @@ def main() -> None:
         print(f"  {stage:12} {seconds:6.1f} s")
     accounted = sum(result.stage_times_s.values())
     print(f"  {'other':12} {wall - accounted:6.1f} s  (child start, input generation, messages)")
-    print(f"whole judge: {wall:.1f} s for {len(result.cases)} cases")
+    timed = [case for case in result.cases if case.timing is not None]
+    print(f"whole judge: {wall:.1f} s for {len(result.cases)} cases ({len(timed)} timed)")
+    parts = {part: seconds for part, seconds in result.timing_profile_s.items() if part != "timed_pairs"}
+    print(f"timing phase: {result.timing_profile_s.get('timed_pairs', 0):.0f} timed pairs; by part (summed over "
+          "both runners): " + ", ".join(f"{part} {seconds:.2f} s" for part, seconds in
+                                        sorted(parts.items(), key=lambda kv: -kv[1])))
 
 
 if __name__ == "__main__":

@@ -299,7 +299,8 @@ def _check_case(session: RunnerSession, case: Case, request: JudgeRequest, check
     session.set_case(case, timeout_s=call_timeout_s)
     seed = _case_seed(request, case)
     checker.prefetch(case, seed, cacheable=True)  # the oracle beside the untimed call (judge/call_check.py)
-    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS)
+    outcome = session.call("submission", seed, timeout_s=call_timeout_s, recheck_ms=CORRECTNESS_LATE_PROBE_MS,
+                           untimed=True)
     check = conduct(case, outcome, workspace_limit)
     if check.verdict is Verdict.AC:
         outputs = session.fetch_outputs(call_timeout_s)

@@ -93,7 +93,7 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
     """The "threads" and "perf" sections of one case, from an untimed pass of the warm child."""
     session = ctx.session
     session.set_case(ctx.case, timeout_s=ctx.call_timeout_s)
-    session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s)  # the pool awake
+    session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s, untimed=True)  # the pool awake
     root = session.process_id
     if root is None:
         return [unavailable("threads", "the runner had ended"), unavailable("perf", "the runner had ended")]
@@ -113,7 +113,7 @@ def profile_case(ctx: ProfileContext, *, events: Iterable[Event] = HARDWARE_EVEN
                 probe.wall_ns < TARGET_KERNEL_S * 1e9 and time.monotonic() - started < ctx.budget_s)):
             # Fresh content every call, as in timing (docs/rules.md): a kernel that caches by input
             # must not see a repeat here either.
-            outcome = session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s, probe=probe)
+            outcome = session.call("submission", fresh_seed(), timeout_s=ctx.call_timeout_s, probe=probe, untimed=True)
             probe.settle(outcome.elapsed_ns, outcome.main_thread_ns)
         counts = counters.read().values if counters is not None else {}
     finally:

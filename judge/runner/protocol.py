@@ -141,10 +141,11 @@ class Call(_Record):
     # Prepared, the child says so (`Prepared`) and waits for `Arm` before it flushes the caches: the
     # worker prepares both children of a timed pair at once and times their calls back to back.
     hold: bool = False
+    untimed: bool = False  # the correctness check, the profiled pass: only the call's own lines evicted
 
     def to_wire(self) -> dict[str, Any]:
-        return {"op": self.OP, "lib": self.lib, "seed": self.seed, "recheck_ms": self.recheck_ms,
-                **({"profile": True} if self.profile else {}), **({"hold": True} if self.hold else {})}
+        flags = {name: True for name in ("profile", "hold", "untimed") if getattr(self, name)}
+        return {"op": self.OP, "lib": self.lib, "seed": self.seed, "recheck_ms": self.recheck_ms, **flags}
 
     @classmethod
     def from_wire(cls, header: dict[str, Any], *_: Any) -> Call:
@@ -152,7 +153,8 @@ class Call(_Record):
         return cls(lib=_get(what, header, "lib", check.text), seed=_get(what, header, "seed", check.integer),
                    recheck_ms=_get(what, header, "recheck_ms", check.integer, default=0),
                    profile=_get(what, header, "profile", check.flag, default=False),
-                   hold=_get(what, header, "hold", check.flag, default=False))
+                   hold=_get(what, header, "hold", check.flag, default=False),
+                   untimed=_get(what, header, "untimed", check.flag, default=False))
 
 
 @dataclass(frozen=True)

@@ -262,23 +262,24 @@ class RunnerSession:
         self._expect(protocol.CaseReady, timeout_s=timeout_s)
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0,
-             probe: CallProbe | None = None) -> CallOutcome:
+             probe: CallProbe | None = None, untimed: bool = False) -> CallOutcome:
         """One call: the child prepares it and says "armed"; the worker says "go" and times, on its
         own clock, until the child says "ran" (`bracket_ns`); then the child's report follows.
         `probe` (untimed profiled passes only) runs right before "go" and right after "ran".
+        `untimed` calls (no time of theirs is scored) evict only their own buffers from the caches.
         With `meter_cpu` the child's CPU time outside the bracket is read from outside it."""
-        self.begin(lib, seed, recheck_ms=recheck_ms, probe=probe)
+        self.begin(lib, seed, recheck_ms=recheck_ms, probe=probe, untimed=untimed)
         return self.finish(timeout_s)
 
     def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, probe: CallProbe | None = None,
-              hold: bool = False) -> None:
+              hold: bool = False, untimed: bool = False) -> None:
         """Send a call; with `hold` the child prepares it, says so and waits (`await_prepared`) until
         `finish` arms it: a timed pair's two children prepare at once, then run back to back."""
         if self._pending is not None:
             raise RuntimeError("a call is already under way in this child")
         self.kernel_calls += lib == "submission"
         self._pending = _PendingCall(asked_ns=time.perf_counter_ns(), cpu_asked=self._meter(), probe=probe, hold=hold)
-        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None, hold=hold))
+        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None, hold=hold, untimed=untimed))
 
     def await_prepared(self, timeout_s: float) -> None:
         """Wait until a held call's child has prepared it (or refused its workspace)."""

@@ -42,6 +42,12 @@ class DeviceRuntime(ABC):
     def flush_caches(self) -> None:
         """Evict the last-level cache: write a buffer of at least twice its size."""
 
+    def evict_call_buffers(self) -> None:
+        """Before an untimed call (the correctness check, the profiled pass): none of the call's own
+        buffers in any cache, as cheaply as the runtime can (docs/rules.md, "Timing"). Where it has
+        no cheaper way, the full flush."""
+        self.flush_caches()
+
     @abstractmethod
     def time_call(self, call: Callable[[], int]) -> tuple[int, int]:
         """Run `call` once and return (its return code, elapsed nanoseconds on the backend's clock)."""

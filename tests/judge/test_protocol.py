@@ -128,7 +128,8 @@ RESULTS = [protocol.Loading(), protocol.Ready(pid=7, device={"name": "cpu"}), pr
            protocol.WorkspaceRefused(1 << 40), protocol.Outputs({"y": b"\x00" * 16}),
            protocol.RunnerError("load", "the library does not export kernel_run")]
 COMMANDS = [protocol.SetCase(CASE), protocol.Call("submission", 5, 20, profile=True), protocol.Call("baseline", 6),
-            protocol.Call("submission", 7, hold=True), protocol.Arm(), protocol.Go(), protocol.Empty(),
+            protocol.Call("submission", 7, hold=True), protocol.Call("submission", 8, untimed=True),
+            protocol.Arm(), protocol.Go(), protocol.Empty(),
             protocol.Fetch(), protocol.Exit()]
 
 
@@ -157,6 +158,14 @@ def test_a_held_call_says_so_on_the_wire_and_a_plain_one_as_before():
     assert protocol.Call("baseline", 6, hold=True).to_wire()["hold"] is True
     assert "hold" not in protocol.Call("baseline", 6).to_wire()  # a plain call's line is unchanged
     assert protocol.read_command('{"op": "call", "lib": "baseline", "seed": 6}').hold is False
+
+
+def test_an_untimed_call_says_so_and_a_timed_one_is_fully_flushed_by_default():
+    assert protocol.Call("submission", 6, untimed=True).to_wire()["untimed"] is True
+    assert "untimed" not in protocol.Call("submission", 6, hold=True).to_wire()
+    assert protocol.read_command('{"op": "call", "lib": "submission", "seed": 6}').untimed is False
+    with pytest.raises(ProtocolViolation, match="untimed"):
+        protocol.read_command('{"op": "call", "lib": "submission", "seed": 6, "untimed": "yes"}')
 
 
 def _report(**changes):

@@ -165,7 +165,8 @@ class Child:
         finally:
             set_deterministic(was, warn_only=True)
 
-    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False, hold: bool = False) -> None:
+    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False, hold: bool = False,
+             untimed: bool = False) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
@@ -213,7 +214,10 @@ class Child:
                 raise RuntimeError(f"expected the worker's arm, got {line[:200]!r}")
             os.sched_setaffinity(0, bound)  # the other child is idle now: no wait for the CPU
             phases.skip()
-        runtime.flush_caches()
+        if untimed:  # nothing of it in any cache; the full flush is for warm-ups and timed calls
+            runtime.evict_call_buffers()
+        else:
+            runtime.flush_caches()
         self.openmp.reset()  # what the last call set must not carry over
         self.fp.restore()
         touch = PageTouch(outputs if self.call_guard else {})
@@ -375,8 +379,9 @@ def main() -> None:
             match protocol.read_command(line):
                 case protocol.SetCase(case=case):
                     child.set_case(case)
-                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile, hold=hold):
-                    child.call(lib, seed, recheck_ms, profile, hold)
+                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile, hold=hold,
+                                   untimed=untimed):
+                    child.call(lib, seed, recheck_ms, profile, hold, untimed)
                 case protocol.Empty():
                     child.empty_call()
                 case protocol.Fetch():

@@ -44,10 +44,17 @@ def _flush(host: HostConfig) -> tuple[str, Path | None]:
     """The cache flush (docs/rules.md, "Timing"): the buffer by default; `CpuSettings.flush = "lines"`
     (OPJUDGE_CPU_FLUSH) evicts the call's lines instead where the helper builds. Not the default:
     the calls it leaves cold ran 1-2 % faster than after the buffer, whose dirty lines the call writes
-    back (bench/flush_methods.py, docs/benchmarks.md "The cache flush"), and the two must agree to 0.5 %."""
+    back (bench/flush_methods.py, docs/benchmarks.md "The cache flush"), and the two must agree to 0.5 %.
+    The helper is built either way: untimed calls evict only their own lines with it."""
     wanted = host.track_settings(CpuSettings).flush  # one of its declared choices: the record checks
-    helper = helper_for(_helper_folder(host)) if wanted == "lines" else None
-    return ("lines", helper) if helper is not None else ("buffer", None)
+    helper = helper_for(_helper_folder(host))
+    return ("lines" if wanted == "lines" and helper is not None else "buffer"), helper
+
+
+def _peak_flops(threads: int) -> float:
+    """A generous ceiling (5 GHz, 64 FLOP/cycle: two AVX-512 FMA units per core): only a time
+    faster than any x86 core could manage trips docs/rules.md's physical floor."""
+    return threads * 5e9 * 64
 
 
 def _runtime_options(host: HostConfig) -> dict[str, Any]:
@@ -59,9 +66,7 @@ def _runtime_options(host: HostConfig) -> dict[str, Any]:
         # The buffer flush: at least twice the last-level cache (docs/rules.md, "Timing").
         "flush_bytes": max(2 * last_level_cache_bytes(), 16 << 20),
         "threads": threads,
-        # A generous ceiling (5 GHz, 64 FLOP/cycle: two AVX-512 FMA units per core): only
-        # a time faster than any x86 core could manage trips docs/rules.md's physical floor.
-        "peak_flops": threads * 5e9 * 64,
+        "peak_flops": _peak_flops(threads),
         "cpu_model": platform.processor() or platform.machine(),
     }
 
@@ -71,7 +76,7 @@ def _known_peaks(device: str | None, same_host: bool) -> tuple[float, float | No
     if not same_host:
         return None
     host = HostConfig(work_root=Path(tempfile.gettempdir()), limits=CPU_LIMITS)
-    ceiling = float(_runtime_options(host)["peak_flops"])
+    ceiling = _peak_flops(_threads(host))
     return (ceiling, None, "the judge's generous CPU ceiling for this host") if ceiling > 0 else None
 
 

@@ -54,11 +54,14 @@ class CpuRuntime(DeviceRuntime):
         # Offsets a kernel cannot predict (secrets' randomness), 64-byte aligned, up to 4 KiB in.
         self._addresses = FreshAddresses(lambda n: torch.empty(n, dtype=torch.uint8), align=_ALIGN, steps=63)
         # The flush (docs/rules.md, "Timing"): "lines" evicts every buffer handed out since the last
-        # flush (judge/tracks/cpu/evict.py); "buffer" writes twice the last-level cache. An evictor
-        # that cannot load raises: the worker chose "lines" because the helper was built and loads.
+        # flush (judge/tracks/cpu/evict.py); "buffer" writes twice the last-level cache. Untimed calls
+        # evict their lines under either, where the helper was built (`evict_call_buffers`). An evictor
+        # that cannot load raises: the worker named the helper because it was built and loads.
         self.flush_method = str(options.get("flush", "buffer"))
-        self._evictor = LineEvictor(str(options["evict_library"])) if self.flush_method == "lines" else None
-        self._flush = None if self._evictor else torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8)
+        library = str(options.get("evict_library") or "")
+        self._evictor = LineEvictor(library) if library else None
+        by_buffer = self.flush_method != "lines"
+        self._flush = torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8) if by_buffer else None
         self._handed_out: list[torch.Tensor] = []  # held, so none is freed (and unmapped) before its flush
         self._threads = int(options.get("threads", 1))
         self._model = str(options.get("cpu_model", "cpu"))
@@ -106,9 +109,17 @@ class CpuRuntime(DeviceRuntime):
         pass
 
     def flush_caches(self) -> None:
-        if self._evictor is None:
-            assert self._flush is not None
+        if self._flush is not None:
             self._flush.add_(1)
+            self._handed_out = []
+            return
+        self.evict_call_buffers()
+
+    def evict_call_buffers(self) -> None:
+        """Every buffer handed out since the last flush, evicted by line (0.3-1 ms for a sparse FA
+        call, against 76 ms for the buffer on a host whose L3 is 480 MiB); the buffer without the helper."""
+        if self._evictor is None:
+            self.flush_caches()
             return
         for buffer in self._handed_out:
             self._evictor.evict(buffer.data_ptr(), buffer.numel())
@@ -124,6 +135,6 @@ class CpuRuntime(DeviceRuntime):
 
     def describe(self) -> dict[str, str]:
         described = {"device": self._model, "threads": str(self._threads), "cache_flush": self.flush_method}
-        if self._evictor is not None:
+        if self._evictor is not None and self._flush is None:
             described["cache_flush"] = f"lines ({self._evictor.method})"
         return described
