@@ -615,3 +615,27 @@ def test_a_child_that_fails_in_a_pair_leaves_the_other_child_no_call_half_made()
                   verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
     assert baseline.begun == ["baseline"] and baseline.calls == ["baseline"]  # begun, and finished
     assert baseline._held is None
+
+
+def test_a_case_timed_again_warms_up_with_one_pair_and_a_first_timing_with_all():
+    from judge.backends import CaseSet
+    from judge.call_check import CallCheck
+    from judge.case_timing import REWARM_CALLS, time_case
+    from judge.limits import Limits
+    from judge.problem import Case
+    from judge.verdict import Verdict
+
+    case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
+    limits = Limits(min_timed_calls=10, max_timed_calls=10, target_sem_ratio=1.0, min_warmup_calls=3,
+                    min_warmup_s=0.0, extra_check_probability=0.0)
+    submission, baseline = _scripted_pair()
+    ok = lambda c, seed, outcome: CallCheck(Verdict.AC)  # noqa: E731
+    first = time_case(submission, baseline, case, limits=limits, call_timeout_s=1.0, verify=ok)
+    timed = first.submission.count
+    assert len(baseline.calls) - timed == 3  # the baseline's calls are warm-up and timed pairs only
+    again = Limits(min_timed_calls=timed + 10, max_timed_calls=timed + 10, target_sem_ratio=1.0,
+                   min_warmup_calls=3, min_warmup_s=0.0, extra_check_probability=0.0)
+    before = len(baseline.calls)
+    time_case(submission, baseline, case, limits=again, call_timeout_s=1.0, verify=ok, earlier=first)
+    assert first.submission.count == timed + 10
+    assert REWARM_CALLS == 1 and len(baseline.calls) - before == REWARM_CALLS + 10  # one warm-up pair
