@@ -30,7 +30,8 @@ def main() -> None:
         result = judge_file(SFA_BASELINE, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache))
         wall = time.monotonic() - started
     print(f"verdict {result.verdict.value} ({result.message}), score {result.score}, "
-          f"isolation {result.isolation.value}")
+          f"isolation {result.isolation.value}; score interval +-{result.host.get('score_half_width_percent', '?')} %, "
+          f"host {result.conditions.disturbed or 'not disturbed'}")
     for stage, seconds in result.stage_times_s.items():
         print(f"  {stage:12} {seconds:6.1f} s")
     accounted = sum(result.stage_times_s.values())

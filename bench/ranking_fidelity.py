@@ -189,7 +189,8 @@ def main() -> None:
                     walls.append(wall)
                     profiles.append(result.timing_profile_s)
                     print(f"  +{extra:g} % pair {index + 1}: {name} score {scores[name]:.2f} in {wall:.1f} s, "
-                          f"load {_load()}, host {result.conditions.disturbed or 'not disturbed'}", flush=True)
+                          f"load {_load()}, score +-{result.host.get('score_half_width_percent', '?')} % (95 %), "
+                          f"host {result.conditions.disturbed or 'not disturbed'}", flush=True)
                 below += scores["slow"] < scores["fast"]
                 fast_scores.append(scores["fast"])
                 slow_scores.append(scores["slow"])

@@ -61,8 +61,9 @@ def main() -> None:
             score = result.score if result.score is not None else float("nan")
             scores.append((score, bool(disturbed)))
             print(f"run {run + 1:2d}: {result.verdict.value} score {score:7.2f}  "
-                  f"{'DISTURBED: ' + disturbed[:90] if disturbed else 'calm'}  ({time.monotonic() - started:.0f} s, "
-                  f"load {os.getloadavg()[0]:.2f})", flush=True)
+                  f"{'DISTURBED: ' + disturbed[:120] if disturbed else 'calm'}  ({time.monotonic() - started:.0f} s, "
+                  f"load {os.getloadavg()[0]:.2f}, score +-{result.host.get('score_half_width_percent', '?')} %, "
+                  f"baseline spread {result.host.get('baseline_spread_percent', '?')} %)", flush=True)
     finally:
         stop_load(load)
 

@@ -39,6 +39,20 @@ def score_slope(ratio: float, cap: float = DEFAULT_SCORE_CAP) -> float:
     return 0.0 if case_score_vs_baseline(ratio, cap) >= cap else 50.0 / math.log(2.0)
 
 
+def score_half_width_percent(cases: Sequence[tuple[float, float]]) -> float:
+    """The 95 % half-width of an online score, in % of the score, from its cases' (ratio, relative
+    half-width of the ratio's 95 % interval): each case moves the mean by its slope times its
+    half-width over the number of cases, and the cases' errors are independent. Infinite when a
+    case has no finite interval. Scored against the baseline (the report's figure)."""
+    if not cases:
+        return 0.0
+    if any(not math.isfinite(width) for _, width in cases):
+        return math.inf
+    points = math.sqrt(sum((score_slope(ratio) * width) ** 2 for ratio, width in cases)) / len(cases)
+    score = sum(case_score_vs_baseline(ratio) for ratio, _ in cases) / len(cases)
+    return 100.0 * points / score
+
+
 def online_score(case_scores: Sequence[float], all_passed: bool) -> float:
     """Mean of the case scores of the ranked set; 0 when any case failed or none was scored."""
     if not all_passed or not case_scores:

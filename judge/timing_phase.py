@@ -26,7 +26,7 @@ from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline_session import BaselineRunner
 from judge.runner.session import CallOutcome, RunnerSession
-from judge.scoring import score_slope
+from judge.scoring import score_half_width_percent, score_slope
 from judge.verdict import Verdict
 
 log = logging.getLogger("opjudge.judge")
@@ -101,14 +101,28 @@ def time_cases(phase: TimingPhase, timed: list[tuple[CaseResult, Case]], result:
             break  # the verdict stands; later cases could only hide it (e.g. behind an IE)
     if all(r.passed for _, r, _ in timings):
         _second_pass(phase, timings, before_case)
+    widths = _score_half_widths(timings)
     figures, disturbed = hostload.describe(
-        load_before=load_before, before=cpu_before, after=hostload.cpu_times(),
+        load_before=load_before, before=cpu_before, after=hostload.cpu_times(), score_half_widths=widths,
         baseline_spreads=[hostload.spread_percent(t.baseline.std_ns, t.baseline.mean_ns)
                           for t, _, _ in timings if t.baseline is not None])
+    # The public and the private cases are timed in two phases (two children): the score's
+    # interval of each set is kept; the other figures are the last phase's.
+    earlier = hostload.parse_widths(result.host.get(hostload.SCORE_WIDTH_KEY, ""))
+    figures[hostload.SCORE_WIDTH_KEY] = hostload.format_widths({**earlier, **widths})
     result.host.update(figures)
     if disturbed:
         result.conditions = replace(result.conditions, disturbed=disturbed)
     result.timing_profile_s = _profile_seconds([t for t, _, _ in timings])
+
+
+def _score_half_widths(timings: list[tuple[CaseTiming, CaseResult, Case]]) -> dict[str, float]:
+    """Each timed set's score interval, in % of the score, from its cases' ratio intervals."""
+    by_set: dict[str, list[tuple[float, float]]] = {}
+    for timing, _, case in timings:
+        if timing.ratio:
+            by_set.setdefault(case.case_set.value, []).append((timing.ratio, timing.ratio_half_width))
+    return {name: score_half_width_percent(cases) for name, cases in by_set.items()}
 
 
 def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult, Case]],

@@ -479,6 +479,7 @@ def test_the_budget_the_cases_leave_goes_to_the_least_certain_case(tmp_path):
     assert steady.timing.count < 40 and noisy.timing.count > 4 * steady.timing.count
     assert noisy.checked_calls >= max(3, noisy.timing.count // 4)
     assert "load_average_timing_start" in result.host and "baseline_spread_percent" in result.host
+    assert result.host["score_half_width_percent"].startswith("benchmarks ")  # one set timed: one figure
     assert result.timing_profile_s["timed_pairs"] == steady.timing.count + noisy.timing.count
 
 
