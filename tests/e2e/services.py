@@ -131,7 +131,7 @@ def service_env(**overrides: str) -> dict[str, str]:
         "OPJUDGE_HEARTBEAT_INTERVAL_S": "2",
         "OPJUDGE_DISPATCH_GRACE_S": "1",
         "OPJUDGE_CASE_TIME_BUDGET_S": "0.2",
-        # Timing phases this short are "disturbed" on any host (the baseline's spread): no re-timing.
+        # Timing phases this short are "disturbed" on any host (a few pairs, a wide interval): no re-timing.
         "OPJUDGE_DISTURBED_TIMING_ATTEMPTS": "1",
         "OPJUDGE_MARK_DISTURBED_RUNS": "0",
         "OPJUDGE_DB_POOL_TIMEOUT_S": "5",
