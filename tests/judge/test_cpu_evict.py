@@ -139,3 +139,16 @@ def test_only_the_correctness_and_profile_calls_are_untimed(tmp_path: Path, monk
     held = [entry for entry in begun if entry[1]]
     assert held and not any(entry[2] for entry in held)
     assert any(lib == "baseline" for lib, _, _ in held)
+
+
+def test_a_helper_that_does_not_load_costs_the_buffer_flush_nothing(tmp_path: Path) -> None:
+    broken = tmp_path / "not-a-library.so"
+    broken.write_bytes(b"not an ELF file")
+    options = {**_runtime_options(HostConfig(work_root=tmp_path)), "flush_bytes": 16 << 20,
+               "evict_library": str(broken)}
+    runtime = CpuRuntime(options)  # untimed calls then get the buffer
+    runtime.to_device(torch.ones(10))
+    runtime.evict_call_buffers()
+    assert _flush_writes(runtime) == 1
+    with pytest.raises(evict_module.EvictHelperError, match="could not be loaded"):
+        CpuRuntime({**options, "flush": "lines"})  # the host chose lines: its failure is the judge's

@@ -12,7 +12,7 @@ import torch
 
 from judge.runtimes.addresses import FreshAddresses
 from judge.runtimes.base import DeviceRuntime
-from judge.tracks.cpu.evict import LineEvictor
+from judge.tracks.cpu.evict import EvictHelperError, LineEvictor
 
 _ALIGN = 64
 GARBAGE_BLOCK = 1 << 16  # random bytes made per call for the workspace, repeated to its size
@@ -47,6 +47,17 @@ def _cache_size(text: str) -> int:
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
+def _load_evictor(library: str, *, required: bool) -> LineEvictor | None:
+    if not library:
+        return None
+    try:
+        return LineEvictor(library)
+    except EvictHelperError:
+        if required:
+            raise
+        return None
+
+
 class CpuRuntime(DeviceRuntime):
     name = "cpu"
 
@@ -55,11 +66,12 @@ class CpuRuntime(DeviceRuntime):
         self._addresses = FreshAddresses(lambda n: torch.empty(n, dtype=torch.uint8), align=_ALIGN, steps=63)
         # The flush (docs/rules.md, "Timing"): "lines" evicts every buffer handed out since the last
         # flush (judge/tracks/cpu/evict.py); "buffer" writes twice the last-level cache. Untimed calls
-        # evict their lines under either, where the helper was built (`evict_call_buffers`). An evictor
-        # that cannot load raises: the worker named the helper because it was built and loads.
+        # evict their lines under either, where the helper was built (`evict_call_buffers`). Under
+        # "lines" an evictor that cannot load raises (the worker chose it because the helper loads);
+        # under "buffer" untimed calls then get the buffer too.
         self.flush_method = str(options.get("flush", "buffer"))
         library = str(options.get("evict_library") or "")
-        self._evictor = LineEvictor(library) if library else None
+        self._evictor = _load_evictor(library, required=self.flush_method == "lines")
         by_buffer = self.flush_method != "lines"
         self._flush = torch.zeros(int(options["flush_bytes"]), dtype=torch.uint8) if by_buffer else None
         self._handed_out: list[torch.Tensor] = []  # held, so none is freed (and unmapped) before its flush
