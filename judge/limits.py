@@ -53,3 +53,17 @@ class Limits:
 CPU_LIMITS = Limits(case_time_budget_s=3.5)
 # Device runtimes map large host buffers of their own (driver, pinned staging): more room on the host.
 DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0, child_memory_mib=16384)
+
+# A track's runtime options may name the host memory its runtime holds in each child for the judge's
+# own use (the CPU track's cache-flush buffer): it is added to `child_memory_mib`, never taken from
+# the team's share (docs/security.md, "Memory").
+RUNTIME_HOST_BYTES = "runtime_host_bytes"
+
+
+def child_memory_limit_mib(limits: Limits, runtime_options: dict[str, object]) -> int | None:
+    """A runner child's memory cgroup limit: the team's `child_memory_mib` and the judge's own
+    buffers; None where the limits set no group."""
+    if not limits.child_memory_mib:
+        return None
+    held = int(runtime_options.get(RUNTIME_HOST_BYTES, 0) or 0)  # type: ignore[call-overload]
+    return limits.child_memory_mib + -(-held // (1 << 20))

@@ -19,6 +19,7 @@ from judge.call_check import OracleChecker, conduct
 from judge.conditions import overheads_ns, positive
 from judge.determinism import set_deterministic
 from judge.host_config import HostConfig
+from judge.limits import child_memory_limit_mib
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.profiling.context import ProfileContext
@@ -92,6 +93,7 @@ class Run:
                "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
                "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **track.runner_env(host)}
         memory_cgroups = memory_root(host.memory_cgroup)
+        group_mib = child_memory_limit_mib(limits, self.runtime_options)  # the team's and the judge's buffers
         box_limits = SandboxLimits(
             cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, self.threads),
             max_processes=runner_process_limit(limits.max_processes, self.threads),
@@ -100,7 +102,7 @@ class Run:
             devices=tuple(track.device_nodes(host)),
             # Shared memory and tmpfs files count too; no IPC objects on the CPU track, whose seal
             # refuses them as well (the device runtimes need shared memory). docs/security.md, "Memory".
-            memory_mib=limits.child_memory_mib or None, ipc_limits=track.no_ipc,
+            memory_mib=group_mib, ipc_limits=track.no_ipc,
         )
         return SessionSpec(
             sandbox=sandbox, problem=self.problem, backend=backend.value, libraries={},
@@ -112,6 +114,7 @@ class Run:
             generation_device=track.generation_device, deterministic=track.deterministic_generation,
             call_guard=host.call_guard,  # off: bench/timing_stability.py only
             memory_root=memory_cgroups,
+            judge_memory_mib=group_mib - limits.child_memory_mib if group_mib else 0,
         )
 
     def _session(self, role: str, library: Path, folder: Path, *, python_baseline: bool = False,

@@ -74,8 +74,11 @@ def classify_death(exc: RunnerDied) -> tuple[Verdict, str]:
     easy for a kernel to forge, and an IE is retried and never charged.
     """
     if exc.memory_limit_mib is not None:
+        judge_part = (f" (besides the judge's own {exc.judge_memory_mib} MiB cache-flush buffer, which is not "
+                      "counted against it)" if exc.judge_memory_mib else "")
         return Verdict.MLE, (f"memory limit exceeded: the process's memory (shared memory and files in /tmp "
-                             f"included) reached {exc.memory_limit_mib} MiB and the kernel ended it")
+                             f"included) reached its limit of {exc.memory_limit_mib} MiB{judge_part} and the "
+                             "kernel ended it")
     if exc.timed_out:
         return Verdict.TLE, f"{exc} (the call time limit); the process was killed"
     code = exc.returncode

@@ -56,13 +56,16 @@ class RunnerDied(JudgeError):
     """The child ended during a call: crash, signal, exit, or killed for the time limit."""
 
     def __init__(self, message: str, *, returncode: int | None, timed_out: bool, stderr: str,
-                 withheld_stderr: str = "", memory_limit_mib: int | None = None) -> None:
+                 withheld_stderr: str = "", memory_limit_mib: int | None = None,
+                 judge_memory_mib: int = 0) -> None:
         super().__init__(message)
         self.returncode = returncode
         self.timed_out = timed_out
         # Set when the kernel's OOM killer ended a process of the child's memory cgroup: the
-        # child's memory (shared memory and tmpfs files included) reached this limit (MLE).
+        # child's memory (shared memory and tmpfs files included) reached this limit (MLE), the
+        # team's share; the judge's own buffers (`judge_memory_mib`) came on top of it.
         self.memory_limit_mib = memory_limit_mib
+        self.judge_memory_mib = judge_memory_mib
         self.stderr = stderr  # what the team may see: written before the first private case
         self.withheld_stderr = withheld_stderr  # written after it: for the verdict only
 

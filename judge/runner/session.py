@@ -401,7 +401,9 @@ class RunnerSession:
         self.kill(grace_s=0.0 if timed_out else 1.0)
         assert self._proc is not None
         oom = self._memcg is not None and self._memcg.oom_kills() > 0
+        team_mib = (self.spec.sandbox_limits.memory_mib or 0) - self.spec.judge_memory_mib
         raise RunnerDied(reason, returncode=self._proc.returncode, timed_out=timed_out,
                          stderr=self._drains[1].text(), withheld_stderr=self._private_output_tail(),
-                         memory_limit_mib=self.spec.sandbox_limits.memory_mib if oom else None)
+                         memory_limit_mib=team_mib if oom else None,
+                         judge_memory_mib=self.spec.judge_memory_mib)
 

@@ -43,6 +43,9 @@ class SessionSpec:
     command_prefix: tuple[str, ...] = ()  # a profiler the child runs under (ncu, msprof op)
     # The host's memory cgroups (judge/sandbox/memcg.py): the child gets a group of its own at launch.
     memory_root: CgroupRoot | None = field(default=None, compare=False)
+    # Of the group's limit, what the judge's own runtime holds (the CPU flush buffer): the team's
+    # limit is the rest, and an MLE names that (judge/limits.py, `child_memory_limit_mib`).
+    judge_memory_mib: int = 0
 
     def binds(self) -> list[Bind]:
         """What the sandbox shows the child: its folder (writable), the judge, the problems, the

@@ -10,7 +10,7 @@ from typing import Any
 
 from judge.backends import Backend
 from judge.host_config import HostConfig
-from judge.limits import CPU_LIMITS
+from judge.limits import CPU_LIMITS, RUNTIME_HOST_BYTES
 from judge.policy.cpu import RULES
 from judge.track_settings.cpu import CpuSettings
 from judge.tracks import HostReport, Track
@@ -60,11 +60,15 @@ def _peak_flops(threads: int) -> float:
 def _runtime_options(host: HostConfig) -> dict[str, Any]:
     threads = _threads(host)
     method, helper = _flush(host)
+    flush_bytes = max(2 * last_level_cache_bytes(), 16 << 20)
     return {
         "flush": method,
         "evict_library": str(helper) if helper is not None else "",
         # The buffer flush: at least twice the last-level cache (docs/rules.md, "Timing").
-        "flush_bytes": max(2 * last_level_cache_bytes(), 16 << 20),
+        "flush_bytes": flush_bytes,
+        # Host memory the runtime holds for the judge in each child (the flush buffer: 960 MiB on a
+        # host whose L3 is 480 MiB), added to the child's memory limit rather than taken from it.
+        RUNTIME_HOST_BYTES: flush_bytes if method == "buffer" else 0,
         "threads": threads,
         "peak_flops": _peak_flops(threads),
         "cpu_model": platform.processor() or platform.machine(),
