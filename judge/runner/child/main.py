@@ -17,7 +17,6 @@ import contextlib
 import ctypes
 import math
 import os
-import select
 import sys
 import time
 import traceback
@@ -36,6 +35,7 @@ from judge.runner.child.fpenv import FloatingPointGuard
 from judge.runner.child.guard import CallGuard, PageTouch, spans
 from judge.runner.child.kernel import KernelCalls, KernelFault, LibraryLoadError, WorkspaceRefused, check_launches
 from judge.runner.child.openmp import OpenMpGuard
+from judge.runner.child.phases import GO_SPIN_S, Phases, poll_briefly
 from judge.runner.child.threads import ThreadWatch, count_busy_threads, own_schedstat, thread_cpu_ns
 from judge.runner.framing import encode_message, write_frames
 from judge.sandbox.seal import seal_runner
@@ -46,36 +46,6 @@ _LIBC = ctypes.CDLL(None)  # this process's C library, for fflush(NULL) of the k
 
 def _raw(tensor: torch.Tensor) -> bytes:
     return bytes(tensor.contiguous().view(torch.uint8).numpy())
-
-
-# The worker answers "armed" with "go" at once; the child polls for it this long before it blocks.
-GO_SPIN_S = 0.002
-
-
-def _poll_briefly(fd: int, seconds: float) -> None:
-    """Return once `fd` is readable or `seconds` have passed (the commands come one at a time, after
-    each answer, so nothing waits in the file object's buffer)."""
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        if select.select([fd], [], [], 0)[0]:
-            return
-
-
-class _Phases:
-    """Where a call's time goes in the child, for the timing breakdown (bench/ranking_fidelity.py)."""
-
-    def __init__(self) -> None:
-        self.laps: dict[str, int] = {}
-        self._last = time.perf_counter_ns()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter_ns()
-        self.laps[name] = self.laps.get(name, 0) + now - self._last
-        self._last = now
-
-    def skip(self) -> None:
-        """Leave the time since the last lap out (a held call's wait for the worker)."""
-        self._last = time.perf_counter_ns()
 
 
 class Child:
@@ -170,7 +140,7 @@ class Child:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
-        phases = _Phases()
+        phases = Phases()
         bound = os.sched_getaffinity(0) if hold else None
         if bound is not None:  # made on whichever CPU is free; bound again before the caches are flushed
             os.sched_setaffinity(0, ALLOWED_CPUS)
@@ -336,7 +306,7 @@ class Child:
         before it blocks, so that waking up from a blocked read is not inside the bracket."""
         self.send(protocol.Armed())
         ran = b"".join(encode_message(self.nonce, self.seq, protocol.Ran().to_wire(), {}))
-        _poll_briefly(self.commands.fileno(), GO_SPIN_S)
+        poll_briefly(self.commands.fileno(), GO_SPIN_S)
         line = self.commands.readline()
         if line != protocol.GO_LINE:  # the worker's go, to the byte: nothing is decoded on the clock
             raise RuntimeError(f"expected the worker's go, got {line[:200]!r}")
