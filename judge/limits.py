@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,10 @@ DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0, child_memory_mib=
 RUNTIME_HOST_BYTES = "runtime_host_bytes"
 
 
-def child_memory_limit_mib(limits: Limits, runtime_options: dict[str, object]) -> int | None:
+def child_memory_limit_mib(limits: Limits, runtime_options: dict[str, Any]) -> int | None:
     """A runner child's memory cgroup limit: the team's `child_memory_mib` and the judge's own
     buffers; None where the limits set no group."""
     if not limits.child_memory_mib:
         return None
-    held = int(runtime_options.get(RUNTIME_HOST_BYTES, 0) or 0)  # type: ignore[call-overload]
+    held = int(runtime_options.get(RUNTIME_HOST_BYTES, 0) or 0)
     return limits.child_memory_mib + -(-held // (1 << 20))
