@@ -17,7 +17,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # In-process workers of the tests time phases so short that any host looks "disturbed" (a score known
-# only roughly from a few pairs): they never re-time (judge/retime.py); tests/judge/test_retime.py covers re-timing itself.
+# only roughly from a few pairs): they never re-time (judge/retime.py); tests/judge/test_retime.py
+# covers re-timing itself.
 os.environ.setdefault("OPJUDGE_DISTURBED_TIMING_ATTEMPTS", "1")
 os.environ.setdefault("OPJUDGE_MARK_DISTURBED_RUNS", "0")  # and such runs are not marked: tests/api cover marking
 
