@@ -61,10 +61,12 @@ DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0, child_memory_mib=
 RUNTIME_HOST_BYTES = "runtime_host_bytes"
 
 
+def runtime_host_mib(runtime_options: dict[str, Any]) -> int:
+    """The host memory the judge's runtime holds in each child, in MiB (rounded up)."""
+    return -(-int(runtime_options.get(RUNTIME_HOST_BYTES, 0) or 0) // (1 << 20))
+
+
 def child_memory_limit_mib(limits: Limits, runtime_options: dict[str, Any]) -> int | None:
     """A runner child's memory cgroup limit: the team's `child_memory_mib` and the judge's own
     buffers; None where the limits set no group."""
-    if not limits.child_memory_mib:
-        return None
-    held = int(runtime_options.get(RUNTIME_HOST_BYTES, 0) or 0)
-    return limits.child_memory_mib + -(-held // (1 << 20))
+    return limits.child_memory_mib + runtime_host_mib(runtime_options) if limits.child_memory_mib else None

@@ -19,7 +19,7 @@ from judge.call_check import OracleChecker, conduct
 from judge.conditions import overheads_ns, positive
 from judge.determinism import set_deterministic
 from judge.host_config import HostConfig
-from judge.limits import child_memory_limit_mib
+from judge.limits import child_memory_limit_mib, runtime_host_mib
 from judge.oracle_cache import OracleCache
 from judge.problem import Case
 from judge.profiling.context import ProfileContext
@@ -114,7 +114,7 @@ class Run:
             generation_device=track.generation_device, deterministic=track.deterministic_generation,
             call_guard=host.call_guard,  # off: bench/timing_stability.py only
             memory_root=memory_cgroups,
-            judge_memory_mib=group_mib - limits.child_memory_mib if group_mib else 0,
+            judge_memory_mib=runtime_host_mib(self.runtime_options) if group_mib else 0,
         )
 
     def _session(self, role: str, library: Path, folder: Path, *, python_baseline: bool = False,
