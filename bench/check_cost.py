@@ -28,7 +28,7 @@ from judge.call_check import OracleChecker
 from judge.determinism import set_deterministic
 from judge.fingerprint import fingerprint
 from judge.problem import load_problem, make_inputs
-from judge.runner.session import CallOutcome
+from judge.runner.calls import CallOutcome
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from judge.call_check import CallCheck
 from judge.problem import Case
-from judge.runner.session import CallOutcome
+from judge.runner.calls import CallOutcome
 from judge.verdict import Verdict
 
 log = logging.getLogger(__name__)

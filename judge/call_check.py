@@ -21,7 +21,7 @@ from judge.checking import beside
 from judge.fingerprint import fingerprint
 from judge.problem import Case, Problem, make_inputs
 from judge.results import OutputCheck
-from judge.runner.session import CallOutcome
+from judge.runner.calls import CallOutcome
 from judge.verdict import Verdict
 
 

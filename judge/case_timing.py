@@ -174,11 +174,14 @@ class CallRunner(Protocol):
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome: ...
 
-    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None: ...
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False,
+              hold_report: bool = False) -> None: ...
 
     def await_prepared(self, timeout_s: float) -> None: ...
 
-    def finish(self, timeout_s: float) -> CallOutcome: ...
+    def run(self, timeout_s: float) -> None: ...
+
+    def report(self, timeout_s: float) -> CallOutcome: ...
 
     def empty_call(self, timeout_s: float) -> int: ...
 
@@ -318,31 +321,35 @@ def _run_pair(runners: dict[str, CallRunner], order: tuple[str, str], seeds: dic
               recheck_ms: int, submission_cpu_ns: Callable[[], int] | None) -> tuple[dict[str, CallOutcome], int]:
     """Both children prepare their calls at once (inputs made and placed: the host's other CPU
     does the second child's share), then the two calls run back to back, each child armed (its
-    caches flushed) only once the other is idle. Calls close in time see more of the same host:
-    measured on a 2-vCPU VM, two calls 4 ms apart correlate about 0.6, 20 ms apart 0.25
-    (docs/benchmarks.md, "Where a score's spread comes from"), and the ratio keeps what they share
-    out. Returns each call's outcome and the submission's CPU time during the baseline's call, from
-    its arming to its report (judge/idle_watch.py; 0 unmetered). Whatever fails, neither child is
-    left holding a call."""
+    caches flushed) only once the other is idle: the first child holds its after-call checks until
+    the second call has run, and the two children then check and report at once. Calls close in
+    time see more of the same host: measured on a 2-vCPU VM, two calls 4 ms apart correlate about
+    0.6, 20 ms apart 0.25 (docs/benchmarks.md, "Where a score's spread comes from"), and the ratio
+    keeps what they share out. Returns each call's outcome and the submission's CPU time during the
+    baseline's call, from its arming to its "ran" (judge/idle_watch.py; 0 unmetered). Whatever
+    fails, neither child is left holding a call."""
     outcomes: dict[str, CallOutcome] = {}
     busy_ns = 0
     try:
         for lib in order:
-            runners[lib].begin(lib, seeds[lib], recheck_ms=recheck_ms if lib == SUBMISSION else 0, hold=True)
+            runners[lib].begin(lib, seeds[lib], recheck_ms=recheck_ms if lib == SUBMISSION else 0, hold=True,
+                               hold_report=lib == order[0])
         for lib in order:
             runners[lib].await_prepared(timeout_s)
         for lib in order:
             if lib == BASELINE and submission_cpu_ns is not None:
                 before = submission_cpu_ns()
-                outcomes[lib] = runners[lib].finish(timeout_s)
+                runners[lib].run(timeout_s)
                 busy_ns = submission_cpu_ns() - before
             else:
-                outcomes[lib] = runners[lib].finish(timeout_s)
+                runners[lib].run(timeout_s)
+        for lib in order:
+            outcomes[lib] = runners[lib].report(timeout_s)
     finally:
         for lib in order:
             if lib not in outcomes:
                 with contextlib.suppress(Exception):  # the first failure is the one raised
-                    runners[lib].finish(timeout_s)
+                    runners[lib].report(timeout_s)
     return outcomes, busy_ns
 
 

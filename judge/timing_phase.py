@@ -25,7 +25,8 @@ from judge.idle_watch import tree_cpu_ns
 from judge.problem import Case
 from judge.results import CaseResult, JudgeResult
 from judge.runner.baseline_session import BaselineRunner
-from judge.runner.session import CallOutcome, RunnerSession
+from judge.runner.calls import CallOutcome
+from judge.runner.session import RunnerSession
 from judge.scoring import score_half_width_percent, score_slope
 from judge.verdict import Verdict
 

@@ -21,9 +21,10 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.problem import Case
+from judge.runner.calls import CallOutcome
 from judge.runner.failures import RunnerFailed
 from judge.runner.protocol import ProtocolViolation
-from judge.runner.session import CallOutcome, RunnerDied, RunnerSession, RunnerStartFailed
+from judge.runner.session import RunnerDied, RunnerSession, RunnerStartFailed
 
 log = logging.getLogger("opjudge.judge")
 
@@ -68,19 +69,24 @@ class BaselineRunner:
 
     def call(self, lib: str, seed: int, *, timeout_s: float, recheck_ms: int = 0) -> CallOutcome:
         self.begin(lib, seed, recheck_ms=recheck_ms)
-        return self.finish(timeout_s)
+        return self.report(timeout_s)
 
-    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None:
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False,
+              hold_report: bool = False) -> None:
         with self._judges_fault("run a call"):
-            self.session.begin(lib, seed, recheck_ms=recheck_ms, hold=hold)
+            self.session.begin(lib, seed, recheck_ms=recheck_ms, hold=hold, hold_report=hold_report)
 
     def await_prepared(self, timeout_s: float) -> None:
         with self._judges_fault("run a call"):
             self.session.await_prepared(timeout_s)
 
-    def finish(self, timeout_s: float) -> CallOutcome:
+    def run(self, timeout_s: float) -> None:
         with self._judges_fault("run a call"):
-            outcome = self.session.finish(timeout_s)
+            self.session.run(timeout_s)
+
+    def report(self, timeout_s: float) -> CallOutcome:
+        with self._judges_fault("run a call"):
+            outcome = self.session.report(timeout_s)
         if outcome.vendor_failed and self._case not in self.vendor_failures:
             self.vendor_failures[self._case] = outcome.vendor_failed
             log.error("the vendor baseline failed on case %s, which its contract says it takes, so the baseline "

@@ -142,9 +142,12 @@ class Call(_Record):
     # worker prepares both children of a timed pair at once and times their calls back to back.
     hold: bool = False
     untimed: bool = False  # the correctness check, the profiled pass: only the call's own lines evicted
+    # After "ran" the child waits for `Report` before its after-call work: the first call of a timed
+    # pair, so that the second one runs right behind it (judge/case_timing.py, `_run_pair`).
+    hold_report: bool = False
 
     def to_wire(self) -> dict[str, Any]:
-        flags = {name: True for name in ("profile", "hold", "untimed") if getattr(self, name)}
+        flags = {name: True for name in ("profile", "hold", "untimed", "hold_report") if getattr(self, name)}
         return {"op": self.OP, "lib": self.lib, "seed": self.seed, "recheck_ms": self.recheck_ms, **flags}
 
     @classmethod
@@ -154,7 +157,8 @@ class Call(_Record):
                    recheck_ms=_get(what, header, "recheck_ms", check.integer, default=0),
                    profile=_get(what, header, "profile", check.flag, default=False),
                    hold=_get(what, header, "hold", check.flag, default=False),
-                   untimed=_get(what, header, "untimed", check.flag, default=False))
+                   untimed=_get(what, header, "untimed", check.flag, default=False),
+                   hold_report=_get(what, header, "hold_report", check.flag, default=False))
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,13 @@ class Arm(_Record):
     """Go on with a held call: flush the caches and say "armed" (`Call.hold`)."""
 
     OP = "arm"
+
+
+@dataclass(frozen=True)
+class Report(_Record):
+    """Go on with a call held after "ran": its after-call checks, then its report (`Call.hold_report`)."""
+
+    OP = "report"
 
 
 @dataclass(frozen=True)
@@ -190,8 +201,8 @@ class Exit(_Record):
     OP = "exit"
 
 
-Command = SetCase | Call | Arm | Go | Empty | Fetch | Exit
-_COMMANDS: dict[str, type[Command]] = {kind.OP: kind for kind in (SetCase, Call, Arm, Go, Empty, Fetch, Exit)}
+Command = SetCase | Call | Arm | Report | Go | Empty | Fetch | Exit
+_COMMANDS: dict[str, type[Command]] = {kind.OP: kind for kind in (SetCase, Call, Arm, Report, Go, Empty, Fetch, Exit)}
 
 
 def encode_command(command: Command | Hello) -> str:
@@ -202,6 +213,7 @@ def encode_command(command: Command | Hello) -> str:
 EXIT_LINE = encode_command(Exit())  # also the first line of a child the worker ends before its hello
 GO_LINE = encode_command(Go())  # made once: the child compares the line it reads inside the bracket with it
 ARM_LINE = encode_command(Arm())  # a held call's child reads exactly this line before it flushes
+REPORT_LINE = encode_command(Report())  # and this one after "ran", when its report is held
 
 
 def read_hello(line: str) -> Hello:

@@ -15,9 +15,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -25,6 +24,7 @@ from judge.backends import CaseSet
 from judge.idle_watch import tree_cpu_split
 from judge.problem import Case
 from judge.runner import protocol
+from judge.runner.calls import CallOutcome, CallProbe, PendingCall, refused_outcome
 from judge.runner.failures import RunnerDied as RunnerDied  # re-exported: its home was here
 from judge.runner.failures import RunnerFailed as RunnerFailed  # re-exported: its home was here
 from judge.runner.failures import RunnerStartFailed as RunnerStartFailed  # re-exported: its home was here
@@ -37,49 +37,6 @@ from judge.sandbox.paths import interpreter
 
 WITHHELD_OUTPUT_NOTE = "\n[output written from the first private case on is not shown]"
 PRIVATE_OUTPUT_NAME = "private-output.log"  # in the run folder: the kernel's output from the first private case on
-
-
-@dataclass(frozen=True)
-class CallOutcome(protocol.CallReport):
-    """A call as the worker saw it: the child's report (judge/runner/protocol.py, checked there) and
-    the worker's own measurements around it."""
-
-    workspace_requested: int | None = None  # set when the request was refused: then the call was not made
-    bracket_ns: int = 0  # the worker's own clock from "go" to "ran": the call plus message overhead
-    worker_ns: int = 0  # the worker's clock from sending the call to its report: the whole call
-    # The child's process tree's CPU time outside the bracket (from the call command to "armed", and
-    # from "ran" to its report), read from outside it (judge/idle_watch.py); -1 when not metered.
-    outside_cpu_ns: int = -1
-    # Of it, the CPU time of threads other than the processes' main threads from "ran" to the report:
-    # the kernel's threads (OpenMP's pool, a helper), which have nothing to do then; -1 when not metered.
-    after_helper_cpu_ns: int = -1
-
-
-class CallProbe(Protocol):
-    """What an untimed profiled pass does right before "go" and right after "ran" (judge/profiling/).
-    Never given to a timed call: a probe's reads would land inside the call's bracket."""
-
-    def armed(self) -> None: ...
-
-    def ran(self, bracket_ns: int) -> None: ...
-
-
-@dataclass
-class _PendingCall:
-    """A call sent (`RunnerSession.begin`) and not yet timed."""
-
-    asked_ns: int
-    cpu_asked: tuple[int, int]
-    probe: CallProbe | None
-    hold: bool
-    prepared_ns: int = 0  # when a held call's child said it had prepared it
-    refused: int | None = None  # the workspace it asked for, when refused instead
-
-
-def _refused(requested: int) -> CallOutcome:
-    """A call the child did not make: the kernel asked for more workspace than the limit."""
-    return CallOutcome(rc=0, elapsed_ns=0, digest_before={}, digest_after={}, new_threads=0, late_writes=[],
-                       workspace_requested=requested)
 
 
 class RunnerSession:
@@ -113,7 +70,7 @@ class RunnerSession:
         # Read the child's CPU time around each call from outside it (`CallOutcome.outside_cpu_ns`):
         # the timing phase sets it on the CPU track (judge/idle_watch.py, `OutsideWatch`).
         self.meter_cpu = False
-        self._pending: _PendingCall | None = None
+        self._pending: PendingCall | None = None
 
     def __enter__(self) -> RunnerSession:
         if self._proc is None:
@@ -269,17 +226,20 @@ class RunnerSession:
         `untimed` calls (no time of theirs is scored) evict only their own buffers from the caches.
         With `meter_cpu` the child's CPU time outside the bracket is read from outside it."""
         self.begin(lib, seed, recheck_ms=recheck_ms, probe=probe, untimed=untimed)
-        return self.finish(timeout_s)
+        return self.report(timeout_s)
 
     def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, probe: CallProbe | None = None,
-              hold: bool = False, untimed: bool = False) -> None:
+              hold: bool = False, untimed: bool = False, hold_report: bool = False) -> None:
         """Send a call; with `hold` the child prepares it, says so and waits (`await_prepared`) until
-        `finish` arms it: a timed pair's two children prepare at once, then run back to back."""
+        `run` arms it: a timed pair's two children prepare at once, then run back to back. With
+        `hold_report` the child waits again after "ran" until `report` asks for its report."""
         if self._pending is not None:
             raise RuntimeError("a call is already under way in this child")
         self.kernel_calls += lib == "submission"
-        self._pending = _PendingCall(asked_ns=time.perf_counter_ns(), cpu_asked=self._meter(), probe=probe, hold=hold)
-        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None, hold=hold, untimed=untimed))
+        self._pending = PendingCall(asked_ns=time.perf_counter_ns(), cpu_asked=self._meter(), probe=probe, hold=hold,
+                                     hold_report=hold_report)
+        self._send(protocol.Call(lib, seed, recheck_ms, profile=probe is not None, hold=hold, untimed=untimed,
+                                 hold_report=hold_report))
 
     def await_prepared(self, timeout_s: float) -> None:
         """Wait until a held call's child has prepared it (or refused its workspace)."""
@@ -292,37 +252,51 @@ class RunnerSession:
         else:
             pending.prepared_ns = time.perf_counter_ns()
 
-    def finish(self, timeout_s: float) -> CallOutcome:
-        """Arm the call `begin` sent, time it and read its report."""
+    def run(self, timeout_s: float) -> None:
+        """Arm the call `begin` sent and time it (go -> ran); `report` reads what the child found after it."""
         self.await_prepared(timeout_s)
-        pending, self._pending = self._pending, None
+        pending = self._pending
         if pending is None:
             raise RuntimeError("no call was begun in this child")
+        if pending.refused is not None or pending.ran_ns:
+            return
+        try:
+            if pending.hold:
+                pending.waited_ns = time.perf_counter_ns() - pending.prepared_ns  # idle: the other child's turn
+                self._send_line(protocol.ARM_LINE)
+            answer = self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
+            if isinstance(answer, protocol.WorkspaceRefused):
+                pending.refused = answer.requested
+                return
+            pending.cpu_armed = self._meter()
+            if pending.probe is not None:
+                pending.probe.armed()
+            pending.bracket_ns = self._go_and_time(timeout_s)
+            pending.ran_ns, pending.cpu_ran = time.perf_counter_ns(), self._meter()
+            if pending.probe is not None:
+                pending.probe.ran(pending.bracket_ns)
+        except BaseException:
+            self._pending = None  # a failed call leaves nothing half made behind it
+            raise
+
+    def report(self, timeout_s: float) -> CallOutcome:
+        """The report of the call `run` timed (run first if it was not)."""
+        self.run(timeout_s)
+        pending, self._pending = self._pending, None
+        assert pending is not None
         if pending.refused is not None:
-            return _refused(pending.refused)
-        waited_ns = 0
-        if pending.hold:
-            waited_ns = time.perf_counter_ns() - pending.prepared_ns  # idle, waiting for the other child
-            self._send_line(protocol.ARM_LINE)
-        answer = self._expect(protocol.Armed, protocol.WorkspaceRefused, timeout_s=timeout_s)
-        if isinstance(answer, protocol.WorkspaceRefused):
-            return _refused(answer.requested)
-        probe = pending.probe
-        cpu_armed = self._meter()
-        if probe is not None:
-            probe.armed()
-        bracket_ns = self._go_and_time(timeout_s)
-        cpu_ran = self._meter()
-        if probe is not None:
-            probe.ran(bracket_ns)
+            return refused_outcome(pending.refused)
+        if pending.hold_report:
+            pending.waited_ns += time.perf_counter_ns() - pending.ran_ns  # idle: the pair's second call
+            self._send_line(protocol.REPORT_LINE)
         report = self._expect(protocol.CallReport, timeout_s=timeout_s)
         cpu_reported = self._meter()
-        outside = sum(cpu_armed) - sum(pending.cpu_asked) + sum(cpu_reported) - sum(cpu_ran) \
+        outside = sum(pending.cpu_armed) - sum(pending.cpu_asked) + sum(cpu_reported) - sum(pending.cpu_ran) \
             if self.meter_cpu else -1
-        helpers = cpu_reported[1] - cpu_ran[1] if self.meter_cpu else -1
+        helpers = cpu_reported[1] - pending.cpu_ran[1] if self.meter_cpu else -1
         self._output_specs = report.outputs
-        return CallOutcome(**report.__dict__, bracket_ns=bracket_ns,
-                           worker_ns=time.perf_counter_ns() - pending.asked_ns - waited_ns,
+        return CallOutcome(**report.__dict__, bracket_ns=pending.bracket_ns,
+                           worker_ns=time.perf_counter_ns() - pending.asked_ns - pending.waited_ns,
                            outside_cpu_ns=outside, after_helper_cpu_ns=helpers)
 
     def _meter(self) -> tuple[int, int]:

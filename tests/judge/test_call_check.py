@@ -9,7 +9,7 @@ from judge.backends import Backend
 from judge.call_check import OracleChecker
 from judge.fingerprint import fingerprint
 from judge.problem import load_problem, make_inputs
-from judge.runner.session import CallOutcome
+from judge.runner.calls import CallOutcome
 from judge.verdict import Verdict
 
 

@@ -55,19 +55,25 @@ def test_sampler_with_extra_checks_keeps_one_per_block_and_adds_others():
 
 
 class _SplitCalls:
-    """A timed pair's calls as `time_case` makes them (begin, await_prepared, finish), each made
-    with the fake's own `call` when finished; `begun` records the order of the begins."""
+    """A timed pair's calls as `time_case` makes them (begin, await_prepared, run, report), each made
+    with the fake's own `call` when reported; `begun` records the order of the begins and
+    `held_reports` the libraries whose report was held behind the other call."""
 
-    def begin(self, lib, seed, *, recheck_ms=0, hold=False):
+    def begin(self, lib, seed, *, recheck_ms=0, hold=False, hold_report=False):
         assert hold, "a timed pair's calls are held until both children have prepared"
         assert getattr(self, "_held", None) is None, "a call already under way"
         self._held = (lib, seed, recheck_ms)
         self.__dict__.setdefault("begun", []).append(lib)
+        if hold_report:
+            self.__dict__.setdefault("held_reports", []).append(lib)
 
     def await_prepared(self, timeout_s):
         assert self._held is not None
 
-    def finish(self, timeout_s):
+    def run(self, timeout_s):
+        assert self._held is not None
+
+    def report(self, timeout_s):
         lib, seed, recheck_ms = self._held
         self._held = None
         return self.call(lib, seed, timeout_s=timeout_s, recheck_ms=recheck_ms)
@@ -83,7 +89,7 @@ class _ScriptedSession(_SplitCalls):
         pass
 
     def call(self, lib, seed, *, timeout_s, recheck_ms=0):
-        from judge.runner.session import CallOutcome
+        from judge.runner.calls import CallOutcome
 
         self.calls.append(lib)
         return CallOutcome(rc=0, elapsed_ns=1000, digest_before={}, digest_after={}, new_threads=0, late_writes=[])
@@ -126,7 +132,7 @@ def test_one_submission_call_in_every_block_gets_the_late_write_probe_and_no_bas
     from judge.case_timing import LATE_WRITE_PROBE_BLOCK, LATE_WRITE_PROBE_MS, time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.runner.session import CallOutcome
+    from judge.runner.calls import CallOutcome
     from judge.verdict import Verdict
 
     class Recording(_ScriptedSession):
@@ -159,7 +165,7 @@ def test_a_security_violation_outranks_a_bad_return_code():
     from judge.backends import CaseSet
     from judge.call_check import conduct
     from judge.problem import Case
-    from judge.runner.session import CallOutcome
+    from judge.runner.calls import CallOutcome
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.TESTS, dtype="float32", params={}, seed=1)
@@ -207,7 +213,7 @@ def test_a_failure_in_the_baselines_own_child_is_the_judges():
     from judge.case_timing import time_case
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.runner.session import CallOutcome
+    from judge.runner.calls import CallOutcome
     from judge.verdict import Verdict
 
     class Baseline(_ScriptedSession):
@@ -251,7 +257,7 @@ class _BracketedSession(_SplitCalls):
         pass
 
     def call(self, lib, seed, *, timeout_s, recheck_ms=0):
-        from judge.runner.session import CallOutcome
+        from judge.runner.calls import CallOutcome
 
         self.calls += 1
         jitter = 1_000 * (self.calls % 3)
@@ -399,7 +405,7 @@ def test_a_call_longer_than_the_bracket_around_it_is_a_tampered_timer():
     from judge.backends import CaseSet
     from judge.call_check import conduct
     from judge.problem import Case
-    from judge.runner.session import CallOutcome
+    from judge.runner.calls import CallOutcome
     from judge.verdict import Verdict
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
@@ -514,7 +520,7 @@ def test_a_checks_truth_is_started_before_the_outputs_are_fetched_and_waited_for
     from judge.host_config import HostConfig
     from judge.limits import Limits
     from judge.problem import Case
-    from judge.runner.session import CallOutcome
+    from judge.runner.calls import CallOutcome
     from judge.timing_phase import TimingPhase
     from judge.verdict import Verdict
 
@@ -569,28 +575,32 @@ def test_both_children_prepare_a_pair_before_either_call_and_the_calls_run_in_th
             super().__init__()
             self.name = name
 
-        def begin(self, lib, seed, *, recheck_ms=0, hold=False):
-            events.append(("begin", self.name))
-            super().begin(lib, seed, recheck_ms=recheck_ms, hold=hold)
+        def begin(self, lib, seed, *, recheck_ms=0, hold=False, hold_report=False):
+            events.append(("begin", self.name, hold_report))
+            super().begin(lib, seed, recheck_ms=recheck_ms, hold=hold, hold_report=hold_report)
 
         def await_prepared(self, timeout_s):
             events.append(("prepared", self.name))
 
-        def finish(self, timeout_s):
-            events.append(("finish", self.name))
-            return super().finish(timeout_s)
+        def run(self, timeout_s):
+            events.append(("run", self.name))
+
+        def report(self, timeout_s):
+            events.append(("report", self.name))
+            return super().report(timeout_s)
 
     case = Case(name="c", case_set=CaseSet.BENCHMARKS, dtype="float32", params={}, seed=1)
     limits = Limits(min_timed_calls=10, max_timed_calls=10, target_sem_ratio=1.0, min_warmup_calls=3,
                     min_warmup_s=0.0)
     time_case(Logged("s"), Logged("b"), case, limits=limits, call_timeout_s=1.0,
               verify=lambda c, seed, outcome: CallCheck(Verdict.AC))
-    pairs = [events[i : i + 6] for i in range(0, len(events), 6)]
+    pairs = [events[i : i + 8] for i in range(0, len(events), 8)]
     assert len(pairs) >= 13  # 3 warm-up and 10 timed pairs (and no other call)
     for index, pair in enumerate(pairs):
         first, second = ("s", "b") if index % 2 == 0 else ("b", "s")  # A B B A
-        assert pair == [("begin", first), ("begin", second), ("prepared", first), ("prepared", second),
-                        ("finish", first), ("finish", second)], (index, pair)
+        # Both prepare, both run back to back, and only then both report (the first's was held).
+        assert pair == [("begin", first, True), ("begin", second, False), ("prepared", first), ("prepared", second),
+                        ("run", first), ("run", second), ("report", first), ("report", second)], (index, pair)
 
 
 def test_a_child_that_fails_in_a_pair_leaves_the_other_child_no_call_half_made():
@@ -605,8 +615,12 @@ def test_a_child_that_fails_in_a_pair_leaves_the_other_child_no_call_half_made()
     from judge.verdict import Verdict
 
     class Dying(_ScriptedSession):
-        def finish(self, timeout_s):
+        def run(self, timeout_s):
             self._held = None
+            raise RunnerDied("the child died", returncode=-9, timed_out=False, stderr="")
+
+        def report(self, timeout_s):
+            assert self._held is None, "a call that failed is not reported"
             raise RunnerDied("the child died", returncode=-9, timed_out=False, stderr="")
 
     baseline = _ScriptedSession()

@@ -17,9 +17,9 @@ import pytest
 from judge.backends import CaseSet
 from judge.problem import Case
 from judge.runner.baseline_session import BaselineRunner
+from judge.runner.calls import CallOutcome
 from judge.runner.child.main import Child
 from judge.runner.protocol import CallReport
-from judge.runner.session import CallOutcome
 
 CASE = Case(name="b06_mla_absorb_bs16", case_set=CaseSet.BENCHMARKS, dtype="float16", seed=1, flags=(),
             params={"K": 1024})
@@ -77,10 +77,11 @@ class _Session:
     def set_case(self, case: Case, timeout_s: float) -> None:
         pass
 
-    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False) -> None:
+    def begin(self, lib: str, seed: int, *, recheck_ms: int = 0, hold: bool = False,
+              hold_report: bool = False) -> None:
         pass
 
-    def finish(self, timeout_s: float) -> CallOutcome:
+    def report(self, timeout_s: float) -> CallOutcome:
         return self.outcome
 
 

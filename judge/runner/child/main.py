@@ -135,8 +135,8 @@ class Child:
         finally:
             set_deterministic(was, warn_only=True)
 
-    def call(self, lib: str, seed: int, recheck_ms: int, profile: bool = False, hold: bool = False,
-             untimed: bool = False) -> None:
+    def call(self, lib: str, seed: int, recheck_ms: int, *, profile: bool = False, hold: bool = False,
+             untimed: bool = False, hold_report: bool = False) -> None:
         assert self.case is not None
         case, runtime = self.case, self.runtime
         self.pending = {}
@@ -179,9 +179,7 @@ class Child:
         phases.lap("prepare")
         if bound is not None:  # the other child of the pair prepares meanwhile; both calls then run back to back
             self.send(protocol.Prepared())
-            line = self.commands.readline()
-            if line != protocol.ARM_LINE:
-                raise RuntimeError(f"expected the worker's arm, got {line[:200]!r}")
+            self._expect_line(protocol.ARM_LINE, "arm")
             os.sched_setaffinity(0, bound)  # the other child is idle now: no wait for the CPU
             phases.skip()
         if untimed:  # nothing of it in any cache; the full flush is for warm-ups and timed calls
@@ -221,6 +219,10 @@ class Child:
         # changes them in between (docs/security.md, "Runner anti-cheat"). Both children, so the
         # work outside the bracket stays the same in both (judge/idle_watch.py).
         returned = {k: fingerprint(t) for k, t in outputs.items()} if self.call_guard else {}
+        if hold_report:  # idle while the pair's second call runs right behind this one (judge/case_timing.py)
+            phases.lap("after")
+            self._expect_line(protocol.REPORT_LINE, "report")
+            phases.skip()
         self.fp.restore()  # before the runner computes anything again
         tampering = guard.tampering(device_inputs, outputs) if guard is not None else []
         if lib != "submission":
@@ -298,6 +300,12 @@ class Child:
         touch.read()
         self.send_ready(ran)
 
+    def _expect_line(self, wanted: str, name: str) -> None:
+        """Block until the worker's next command, which must be exactly `wanted`."""
+        line = self.commands.readline()
+        if line != wanted:
+            raise RuntimeError(f"expected the worker's {name}, got {line[:200]!r}")
+
     def _wait_for_go(self) -> bytes:
         """Say the call is ready and wait for the worker's go; the "ran" message that ends the call,
         made now (one write, no encoding on the clock: `send_ready`). The worker times go -> ran on
@@ -349,9 +357,9 @@ def main() -> None:
             match protocol.read_command(line):
                 case protocol.SetCase(case=case):
                     child.set_case(case)
-                case protocol.Call(lib=lib, seed=seed, recheck_ms=recheck_ms, profile=profile, hold=hold,
-                                   untimed=untimed):
-                    child.call(lib, seed, recheck_ms, profile, hold, untimed)
+                case protocol.Call() as call:
+                    child.call(call.lib, call.seed, call.recheck_ms, profile=call.profile, hold=call.hold,
+                               untimed=call.untimed, hold_report=call.hold_report)
                 case protocol.Empty():
                     child.empty_call()
                 case protocol.Fetch():
