@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 from judge import pipeline
 from judge.backends import Backend
-from judge.limits import Limits
+from judge.limits import CPU_LIMITS, Limits
 from judge.tracks import Track
+
+ADD_MUL_RELU_CPU_BASELINE = Path(__file__).parents[2] / "reference_kernels/add_mul_relu/cpu/baseline.cpp"
+
+
+def judge_add_mul_relu_quickly(tmp_path: Path, mode: object) -> object:
+    """add_mul_relu's CPU baseline judged in this process in `mode`, with the least timing, sandbox off."""
+    from judge.engine import JudgeRequest, judge_submission
+    from judge.host_config import HostConfig
+    from judge.problem import load_problem
+    from judge.submission import read_sources
+
+    request = JudgeRequest(problem=load_problem("add_mul_relu"), backend=Backend.CPU,
+                           sources=read_sources([ADD_MUL_RELU_CPU_BASELINE], CPU_LIMITS), mode=mode)  # type: ignore[arg-type]
+    host = HostConfig(work_root=tmp_path / "work", limits=least_timing(CPU_LIMITS), sandbox_mode="off",
+                      cache_dir=tmp_path / "cache")
+    return judge_submission(request, host=host)
 
 
 def least_timing(limits: Limits) -> Limits:

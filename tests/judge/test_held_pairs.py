@@ -8,19 +8,12 @@ from typing import Any
 
 import pytest
 
-from judge.backends import Backend
-from judge.engine import JudgeRequest, judge_submission
-from judge.host_config import HostConfig
-from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
-from judge.problem import load_problem
 from judge.runner.framing import ChannelTimeout
 from judge.runner.session import RunnerSession
-from judge.submission import read_sources
 from judge.verdict import Verdict
-from tests.judge.conftest import least_timing
+from tests.judge.conftest import judge_add_mul_relu_quickly
 
-BASELINE = Path(__file__).parents[2] / "reference_kernels/add_mul_relu/cpu/baseline.cpp"
 SILENCE_CHECKS = 3  # held calls whose child is watched for silence (0.2 s each)
 
 
@@ -50,11 +43,7 @@ def test_a_pairs_first_child_reports_only_after_the_second_call_ran(tmp_path: Pa
 
     monkeypatch.setattr(RunnerSession, "run", spied_run)
     monkeypatch.setattr(RunnerSession, "report", spied_report)
-    request = JudgeRequest(problem=load_problem("add_mul_relu"), backend=Backend.CPU,
-                           sources=read_sources([BASELINE], CPU_LIMITS), mode=RunMode.BENCHMARK)
-    host = HostConfig(work_root=tmp_path / "work", limits=least_timing(CPU_LIMITS), sandbox_mode="off",
-                      cache_dir=tmp_path / "cache")
-    result = judge_submission(request, host=host)
+    result: Any = judge_add_mul_relu_quickly(tmp_path, RunMode.BENCHMARK)
     assert result.verdict is Verdict.AC, result.message
     assert silent == [True] * SILENCE_CHECKS
     held = [index for index, event in enumerate(events) if event[0] == "run" and event[2]]

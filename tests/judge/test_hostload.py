@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from judge import hostload
-from judge.backends import Backend
-from judge.engine import JudgeRequest, judge_submission
-from judge.host_config import HostConfig
 from judge.hostload import CpuTimes, describe
-from judge.limits import CPU_LIMITS
 from judge.modes import RunMode
-from judge.problem import load_problem
 from judge.scoring import score_half_width_percent
-from judge.submission import read_sources
 from judge.verdict import Verdict
-from tests.judge.conftest import least_timing
-
-BASELINE = Path(__file__).parents[2] / "reference_kernels/add_mul_relu/cpu/baseline.cpp"
+from tests.judge.conftest import judge_add_mul_relu_quickly
 
 
 def test_a_scores_interval_follows_its_cases_intervals_and_slopes() -> None:
@@ -72,11 +65,7 @@ def test_each_sets_interval_reads_back_and_a_later_phase_keeps_the_others() -> N
 @pytest.mark.slow
 def test_a_ranked_run_records_both_sets_intervals(tmp_path: Path, no_forged_timer_check: None) -> None:
     """The public and the private cases are timed by two children, one phase each: both figures stay."""
-    request = JudgeRequest(problem=load_problem("add_mul_relu"), backend=Backend.CPU,
-                           sources=read_sources([BASELINE], CPU_LIMITS), mode=RunMode.RANKED)
-    host = HostConfig(work_root=tmp_path / "work", limits=least_timing(CPU_LIMITS), sandbox_mode="off",
-                      cache_dir=tmp_path / "cache")
-    result = judge_submission(request, host=host)
+    result: Any = judge_add_mul_relu_quickly(tmp_path, RunMode.RANKED)
     assert result.verdict is Verdict.AC, result.message
     widths = hostload.parse_widths(result.host[hostload.SCORE_WIDTH_KEY])
     assert set(widths) == {"benchmarks", "private"} and all(width > 0 for width in widths.values())
