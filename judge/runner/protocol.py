@@ -13,61 +13,19 @@ value the kernel chose (judge/runner/message_checks.py has the checks of each fi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
 from judge.backends import CaseSet
-from judge.errors import JudgeError
 from judge.problem import Case
 from judge.runner import message_checks as check
-
-
-class ProtocolViolation(JudgeError):
-    """The child's messages are not what an honest runner sends."""
-
-
-# Each record's `to_wire` is its JSON header and `from_wire` reads one back, field by field (`_get`).
-_REQUIRED: Any = object()
-
-
-def _get(what: str, header: dict[str, Any], key: str, checked: Callable[..., Any], *context: Any,
-         default: Any = _REQUIRED) -> Any:
-    """`header[key]` as `checked` accepts it; a missing field takes `default`, or is a violation."""
-    try:
-        value = header[key]
-    except KeyError:
-        if default is _REQUIRED:
-            raise ProtocolViolation(f"{what} without its {key!r}") from None
-        return default
-    try:
-        return checked(value, *context)
-    except check.Malformed as exc:
-        raise ProtocolViolation(f"{what} whose {key!r} {exc}") from None
-    except (TypeError, ValueError):  # an enum's or a conversion's own refusal: its text may quote the value
-        raise ProtocolViolation(f"{what} whose {key!r} is malformed") from None
-
-
-@dataclass(frozen=True)
-class _Record:
-    OP: ClassVar[str] = ""
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"op": self.OP, **self.__dict__}  # the fields in order, where they are JSON's own types
-
-    def payload(self) -> dict[str, bytes]:
-        """The raw blobs sent after the header (child → worker only)."""
-        return {}
-
-    @classmethod
-    def from_wire(cls, header: dict[str, Any], *_: Any) -> Any:
-        """The record `header` is; a result's decoding is also given the problem's tensor names
-        and the message's blobs (`read_result`)."""
-        return cls()
+from judge.runner.records import ProtocolViolation as ProtocolViolation  # re-exported: its home was here
+from judge.runner.records import Record
+from judge.runner.records import field_of as _get  # a record's field, read and checked
 
 
 @dataclass(frozen=True)
@@ -114,7 +72,7 @@ class Hello:
 
 
 @dataclass(frozen=True)
-class SetCase(_Record):
+class SetCase(Record):
     OP = "case"
     case: Case
 
@@ -132,7 +90,7 @@ class SetCase(_Record):
 
 
 @dataclass(frozen=True)
-class Call(_Record):
+class Call(Record):
     OP = "call"
     lib: str  # "submission" or "baseline"
     seed: int
@@ -162,42 +120,42 @@ class Call(_Record):
 
 
 @dataclass(frozen=True)
-class Arm(_Record):
+class Arm(Record):
     """Go on with a held call: flush the caches and say "armed" (`Call.hold`)."""
 
     OP = "arm"
 
 
 @dataclass(frozen=True)
-class Report(_Record):
+class Report(Record):
     """Go on with a call held after "ran": its after-call checks, then its report (`Call.hold_report`)."""
 
     OP = "report"
 
 
 @dataclass(frozen=True)
-class Go(_Record):
+class Go(Record):
     """Start the armed call now: the worker's clock runs from here to "ran" (judge/case_timing.py)."""
 
     OP = "go"
 
 
 @dataclass(frozen=True)
-class Empty(_Record):
+class Empty(Record):
     """A call with no kernel in it: armed, go, ran (`RunnerSession.empty_call`)."""
 
     OP = "empty"
 
 
 @dataclass(frozen=True)
-class Fetch(_Record):
+class Fetch(Record):
     """Send the last call's outputs."""
 
     OP = "fetch"
 
 
 @dataclass(frozen=True)
-class Exit(_Record):
+class Exit(Record):
     OP = "exit"
 
 
@@ -240,14 +198,14 @@ def _json_object(line: str, what: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Loading(_Record):
+class Loading(Record):
     """The child loads the libraries now: from here on, submission code may have run."""
 
     OP = "loading"
 
 
 @dataclass(frozen=True)
-class Ready(_Record):
+class Ready(Record):
     """The libraries are loaded and the child sealed (judge/sandbox/seal.py)."""
 
     OP = "ready"
@@ -262,7 +220,7 @@ class Ready(_Record):
 
 
 @dataclass(frozen=True)
-class CaseReady(_Record):
+class CaseReady(Record):
     """The case the worker set is the child's (`SetCase`)."""
 
     OP = "case"
@@ -274,28 +232,28 @@ class CaseReady(_Record):
 
 
 @dataclass(frozen=True)
-class Prepared(_Record):
+class Prepared(Record):
     """A held call's inputs are made and placed; the child waits for `Arm` (`Call.hold`)."""
 
     OP = "prepared"
 
 
 @dataclass(frozen=True)
-class Armed(_Record):
+class Armed(Record):
     """The call is prepared; the child waits for `Go`."""
 
     OP = "armed"
 
 
 @dataclass(frozen=True)
-class Ran(_Record):
+class Ran(Record):
     """The call returned: the worker's clock around it stops on this message's first bytes."""
 
     OP = "ran"
 
 
 @dataclass(frozen=True)
-class CallReport(_Record):
+class CallReport(Record):
     """What the child says of a call after "ran"; judge/runner/session.py's `CallOutcome` adds the
     worker's own measurements to it."""
 
@@ -351,7 +309,7 @@ class CallReport(_Record):
 
 
 @dataclass(frozen=True)
-class WorkspaceRefused(_Record):
+class WorkspaceRefused(Record):
     """The kernel asked for more workspace than the limit (or a negative size): the call did not run."""
 
     OP = "call"
@@ -368,7 +326,7 @@ class WorkspaceRefused(_Record):
 
 
 @dataclass(frozen=True)
-class Outputs(_Record):
+class Outputs(Record):
     """The last call's outputs, raw, one blob each (`Fetch`)."""
 
     OP = "outputs"
@@ -397,7 +355,7 @@ class Outputs(_Record):
 
 
 @dataclass(frozen=True)
-class RunnerError(_Record):
+class RunnerError(Record):
     """Why the child gives up: "load", "kernel" or "internal" (judge/runner/failures.py reads it)."""
 
     OP = "error"
