@@ -19,34 +19,6 @@ def stats(samples_ns: list[int]) -> TimingStats:
     )
 
 
-def paired_ratio(submission_ns: list[int], baseline_ns: list[int]) -> float:
-    """Median over pairs of t_sub / t_base, each pair timed back to back.
-
-    Steadier than a ratio of medians when the machine's speed comes and goes in
-    bursts: both calls of a pair see the same conditions.
-    """
-    return float(statistics.median(s / b for s, b in zip(submission_ns, baseline_ns, strict=True) if b > 0))
-
-
-def ratio_interval(ratios: list[float], z: float = 1.96) -> tuple[float, float]:
-    """A distribution-free 95 % confidence interval of the median of `ratios` (order statistics:
-    the ranks a binomial(n, 1/2) count reaches within z standard deviations); (0, inf) below 6."""
-    n = len(ratios)
-    k = math.floor((n - z * math.sqrt(n)) / 2)
-    if k < 0 or n < 6:
-        return 0.0, math.inf
-    ordered = sorted(ratios)
-    return ordered[k], ordered[n - 1 - k]
-
-
-def relative_half_width(ratios: list[float]) -> float:
-    """Half the width of `ratio_interval` over the median: the median's precision (a diagnostic;
-    the stop rule uses `ratio_estimate`, whose figure is the one scored)."""
-    lo, hi = ratio_interval(ratios)
-    mid = statistics.median(ratios) if ratios else 0.0
-    return (hi - lo) / 2 / mid if mid > 0 and math.isfinite(hi) else math.inf
-
-
 TRIM = 0.25  # of the pairs' ratios left out at each end: the interquartile mean
 
 
