@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,8 +33,14 @@ class BuiltKernels:
 
 
 def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sandbox: Sandbox, workdir: Path,
-                  reporter: Reporter, result: JudgeResult) -> BuiltKernels | None:
-    """The submission's and the baseline's libraries, or None with the verdict set on `result`."""
+                  reporter: Reporter, result: JudgeResult,
+                  before_compile: Callable[[BuiltKernels], None] | None = None) -> BuiltKernels | None:
+    """The submission's and the baseline's libraries, or None with the verdict set on `result`.
+
+    `before_compile`, where given, is called with the paths the libraries will have once the source
+    check has passed and the baseline's library is ready, before the submission compiles: the
+    runner children start meanwhile (judge/pipeline.py). Nothing loads the submission's library
+    before this function has returned it, every check passed."""
     policy_on = host.policy_check
     reporter.stage(Stage.POLICY)
     if policy_on and _refused(result, _check_sources(request, host)):
@@ -42,7 +49,13 @@ def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sand
     toolchain = track.make_toolchain(host)
     result.conditions = replace(result.conditions, toolchain=toolchain.version())
     started = time.monotonic()
-    build = _build(toolchain, request.sources, request, host, sandbox, workdir / "build")
+    folder = workdir / "build"
+    baseline: Path | None = None
+    if before_compile is not None:
+        baseline = _baseline_library(toolchain, request, host, sandbox, workdir / "baseline")
+        folder.mkdir(parents=True)  # the runner's sandbox binds it (read-only) before the library is there
+        before_compile(BuiltKernels(submission=folder / toolchain.output_name, baseline=baseline))
+    build = _build(toolchain, request.sources, request, host, sandbox, folder)
     result.compile_log = build.log
     if not build.ok and build.verdict is Verdict.SV and _refused(result, build.findings):
         # A toolchain's own policy check of what it built (the NPU's by-object library check).
@@ -61,7 +74,11 @@ def build_kernels(request: JudgeRequest, *, host: HostConfig, track: Track, sand
         return None
     if policy_on and _refused(result, _check_library(request, Path(build.library_path))):
         return None
-    baseline = _baseline_library(toolchain, request, host, sandbox, workdir / "baseline")
+    if baseline is None:
+        baseline = _baseline_library(toolchain, request, host, sandbox, workdir / "baseline")
+    elif Path(build.library_path) != folder / toolchain.output_name:
+        raise InternalJudgeError(f"the toolchain left the library at {build.library_path}, not at "
+                                 f"{folder / toolchain.output_name} where the runner was told to look")
     result.stage_times_s["build"] = time.monotonic() - started
     return BuiltKernels(submission=Path(build.library_path), baseline=baseline)
 
@@ -97,7 +114,7 @@ def _check_library(request: JudgeRequest, library: Path) -> list[PolicyFinding]:
 
 def _build(toolchain: Toolchain, sources: list[SourceFile], request: JudgeRequest, host: HostConfig,
            sandbox: Sandbox, folder: Path) -> BuildResult:
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)  # made empty already where the children started early
     include = folder / "include"
     include.mkdir()
     shutil.copy2(request.problem.header, include / request.problem.header.name)

@@ -7,7 +7,7 @@ import shutil
 import uuid
 
 from judge.backends import CaseSet, Isolation, Stage
-from judge.builds import build_kernels
+from judge.builds import BuiltKernels, build_kernels
 from judge.errors import JudgeError, SandboxUnavailableError
 from judge.host_config import HostConfig
 from judge.modes import RunMode
@@ -29,14 +29,28 @@ def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter)
                          mode=request.mode)
     workdir = host.work_root / f"run-{uuid.uuid4().hex[:12]}"
     workdir.mkdir(parents=True)
+    run: Run | None = None
     try:
         sandbox = _make_sandbox(host)
         result.isolation = sandbox.isolation
-        built = build_kernels(request, host=host, track=track, sandbox=sandbox, workdir=workdir,
-                              reporter=reporter, result=result)
-        if built is not None:
+
+        def make_run(built: BuiltKernels) -> Run:
+            nonlocal run
             run = Run(request, host=host, track=track, sandbox=sandbox, built=built, workdir=workdir,
                       reporter=reporter, result=result, oracle_cache=_oracle_cache(host))
+            return run
+
+        # Where the track allows it, the runner children start (import their runtime, and the
+        # baseline's loads its library) while the submission compiles: on a 2-CPU host that is
+        # most of their start-up off the judge's time. The submission's child gets its hello, and
+        # loads the submission, only once every check of the build has passed (docs/rules.md).
+        early = (lambda built: make_run(built).prestart()) if track.early_submission_start else None
+        built = build_kernels(request, host=host, track=track, sandbox=sandbox, workdir=workdir,
+                              reporter=reporter, result=result, before_compile=early)
+        if built is not None:
+            if run is None:  # started early, it was made with these very paths (build_kernels checks)
+                make_run(built)
+            assert run is not None
             if run.judge():
                 reporter.stage(Stage.SCORING)
                 _conclude(result)
@@ -46,6 +60,8 @@ def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter)
         log.exception("judge run failed")
         _internal(result, f"{type(exc).__name__}: {exc}")
     finally:
+        if run is not None:
+            run.close()  # children started early for a build that then failed, or a check refused
         if not host.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     if result.isolation is Isolation.OFF:

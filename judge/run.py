@@ -72,6 +72,7 @@ class Run:
         self.stage_s = {"correctness": 0.0, "timing": 0.0}  # summed over the public and the private child
         self.disturbed: list[str] = []  # each group's timing that stayed disturbed (retime.py)
         self.names: BaselineNames | None = None  # which baseline times each case, once the baseline is ready
+        self.private_child: RunnerSession | None = None  # the private cases' child where `prestart` started it
         (workdir / "run").mkdir()
         self.child = self._session("submission", built.submission, workdir / "run")  # a death's report reads it
         # The baseline never shares the submission's process (judge/runner/baseline_session.py). Its child is
@@ -81,6 +82,31 @@ class Run:
         self.baseline = BaselineRunner(self._session(
             "baseline", built.baseline, workdir / "baseline-run",
             python_baseline=track.python_baseline is not None, deterministic=False))
+
+    def prestart(self) -> None:
+        """Start the children while the submission compiles (`build_kernels`' `before_compile`):
+        the baseline's is launched (its hello too: it loads only the baseline), the submission's
+        process imports its runtime and waits for its hello, which `judge` sends once the build and
+        its checks have passed. `close` ends both if the run goes no further."""
+        if any(c.case_set.timed for c in self.cases):
+            self.baseline.__enter__()
+        if self.track.early_submission_start and any(c.case_set is not CaseSet.PRIVATE for c in self.cases):
+            self.child.start()
+        if self.track.early_submission_start and any(c.case_set is CaseSet.PRIVATE for c in self.cases):
+            # The private cases' own child (`_judge_groups`): its process waits, idle and empty, for
+            # a hello it gets only once every public figure is final; until then it holds no
+            # submission code and no case, so nothing public can come from it.
+            self.private_child = self._private_session()
+            self.private_child.start()
+
+    def close(self) -> None:
+        """End whatever children of the run are still running (idempotent)."""
+        for child in (self.child, self.private_child, self.baseline):
+            if child is not None:
+                child.__exit__()
+
+    def _private_session(self) -> RunnerSession:
+        return self._session("submission", self.built.submission, self.workdir / "private-run")
 
     def _base_spec(self, sandbox: Sandbox) -> SessionSpec:
         """What every child of the run shares; `_session` sets each one's own fields."""
@@ -146,7 +172,8 @@ class Run:
     def _judge_groups(self) -> None:
         # Private cases stay private (docs/rules.md): the public cases are checked, timed and profiled
         # in one child, and only once every public figure is final does a fresh child, which has never
-        # seen a public case's report go out, check and time the private ones. A kernel that remembers
+        # seen a public case's report go out, get its hello and check and time the private ones (its
+        # process may have been started, empty, with the others: `prestart`). A kernel that remembers
         # the private sizes it saw has no public case left to write them into (a red team's kernel
         # did, in the max_abs_err of a public WA, when one child ran every case).
         public_cases = [c for c in self.cases if c.case_set is not CaseSet.PRIVATE]
@@ -155,10 +182,11 @@ class Run:
         with contextlib.ExitStack() as children:
             children.callback(self.checker.close)  # its oracle thread ends with the run
             if any(c.case_set.timed for c in self.cases):
-                children.enter_context(self.baseline)
+                children.enter_context(self.baseline)  # launched already where `prestart` ran
                 if self.track.early_submission_start and public_cases:
                     children.callback(self.child.__exit__)  # ends it should the baseline fail to start
-                    self.child.start()  # its runtime loads beside the baseline's; the hello waits
+                    if not self.child.started:
+                        self.child.start()  # its runtime loads beside the baseline's; the hello waits
                 described = self.baseline.ready()
                 vendor = described.get("python_baseline") or None
                 result.conditions = dataclasses.replace(result.conditions, python_baseline=vendor,
@@ -171,7 +199,7 @@ class Run:
                                                     peak_bytes_per_s=positive(options.get("peak_bytes_per_s")))
             passed = self._judge_group(self.child, public_cases, public=True) if public_cases else True
             if passed and private_cases:
-                self.child = self._session("submission", self.built.submission, self.workdir / "private-run")
+                self.child = self.private_child or self._private_session()  # started early, or now
                 if public_cases:  # all of the private child's output is
                     result.kernel_output += WITHHELD_OUTPUT_NOTE  # withheld (it writes to its file only)
                 self._judge_group(self.child, private_cases, public=not public_cases)

@@ -80,9 +80,15 @@ class RunnerSession:
         return self
 
     def launch(self) -> None:
-        """Start the child and send it the run's hello; `wait_ready` waits for it to be ready."""
-        self.start()
+        """Start the child (unless started) and send it the run's hello; `wait_ready` waits for it."""
+        if self._proc is None:
+            self.start()
         self.say_hello()
+
+    @property
+    def started(self) -> bool:
+        """Whether the child's process has been started (`start`)."""
+        return self._proc is not None
 
     def start(self) -> None:
         """Start the child's process. It imports its runtime, then waits for the hello

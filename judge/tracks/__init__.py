@@ -97,9 +97,10 @@ class Track:
     # bracket around it differs from it by the same message overhead for every kernel; device
     # clocks leave out a kernel's host-side work, which the bracket includes.
     host_clock: bool = False
-    # The submission's child process may start (import its runtime) while the baseline's child gets
-    # ready; its hello, and so any submission code, still waits until the baseline is ready. Not on
-    # device tracks: the baseline measures its device's event overhead while it starts.
+    # The runner children may start while the submission compiles (judge/pipeline.py): the baseline's
+    # is launched, the submission's imports its runtime; its hello, and so any submission code, still
+    # waits until the build's checks have passed and the baseline is ready. Not on device tracks: the
+    # baseline measures its device's event overhead while it starts.
     early_submission_start: bool = False
     # The runner child may create no SysV IPC objects (zero IPC limits in its IPC namespace), so no
     # memory escapes its cgroup's count that way; device runtimes need shared memory, so off there.
