@@ -47,11 +47,12 @@ class Limits:
     disturbed_backoff_s: float = 15.0
 
 
-# 3.5 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target, but a
-# ranked run times the private cases too, and that whole judge is already past its 60 s target
-# (docs/benchmarks.md, "Whole judge": 76.8 s at 4.5 s a case, about 66 s at 3.5 s). More pairs
-# would buy precision (its spread falls as 1 / sqrt(pairs)) at that price.
-CPU_LIMITS = Limits(case_time_budget_s=3.5)
+# 3.8 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target, but a ranked
+# run times the private cases too, and that whole judge is near its 60 s target (docs/benchmarks.md,
+# "Whole judge": 76.8 s at 4.5 s a case, about 66 s at 3.5 s on a slow host). It was 3.5 s until the
+# runner children started during the build (judge/pipeline.py), which took about 4 s off a whole
+# judge; those seconds went to pairs (the score's spread falls as 1 / sqrt(pairs)), not to the total.
+CPU_LIMITS = Limits(case_time_budget_s=3.8)
 # Device runtimes map large host buffers of their own (driver, pinned staging): more room on the host.
 DEVICE_LIMITS = Limits(min_warmup_s=0.025, memory_limit_mib=0, child_memory_mib=16384)
 
