@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from judge.errors import JudgeError
@@ -80,9 +80,9 @@ class BaselineRunner:
         with self._judges_fault("run a call"):
             self.session.await_prepared(timeout_s)
 
-    def run(self, timeout_s: float) -> None:
+    def run(self, timeout_s: float, at_armed: Callable[[], None] | None = None) -> None:
         with self._judges_fault("run a call"):
-            self.session.run(timeout_s)
+            self.session.run(timeout_s, at_armed)
 
     def report(self, timeout_s: float) -> CallOutcome:
         with self._judges_fault("run a call"):

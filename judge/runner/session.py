@@ -14,7 +14,7 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -258,8 +258,9 @@ class RunnerSession:
         else:
             pending.prepared_ns = time.perf_counter_ns()
 
-    def run(self, timeout_s: float) -> None:
-        """Arm the call `begin` sent and time it (go -> ran); `report` reads what the child found after it."""
+    def run(self, timeout_s: float, at_armed: Callable[[], None] | None = None) -> None:
+        """Arm the call `begin` sent and time it (go -> ran); `report` reads what the child found after it.
+        `at_armed` is called once the child is armed (its caches flushed), just before the go."""
         self.await_prepared(timeout_s)
         pending = self._pending
         if pending is None:
@@ -275,6 +276,8 @@ class RunnerSession:
                 pending.refused = answer.requested
                 return
             pending.cpu_armed = self._meter()
+            if at_armed is not None:
+                at_armed()
             if pending.probe is not None:
                 pending.probe.armed()
             pending.bracket_ns = self._go_and_time(timeout_s)

@@ -59,8 +59,10 @@ class _SplitCalls:
     def await_prepared(self, timeout_s):
         assert self._held is not None
 
-    def run(self, timeout_s):
+    def run(self, timeout_s, at_armed=None):
         assert self._held is not None
+        if at_armed is not None:
+            at_armed()
 
     def report(self, timeout_s):
         lib, seed, recheck_ms = self._held

@@ -23,12 +23,12 @@ def test_a_pairs_first_child_reports_only_after_the_second_call_ran(tmp_path: Pa
     silent: list[bool] = []
     run, report = RunnerSession.run, RunnerSession.report
 
-    def spied_run(self: RunnerSession, timeout_s: float) -> None:
+    def spied_run(self: RunnerSession, timeout_s: float, at_armed: Any = None) -> None:
         pending = self._pending
         if pending is None or pending.ran_ns:  # `report` runs a call only when nothing ran it
-            return run(self, timeout_s)
+            return run(self, timeout_s, at_armed)
         held = pending.hold_report
-        run(self, timeout_s)
+        run(self, timeout_s, at_armed)
         events.append(("run", id(self), held))
         if held and len(silent) < SILENCE_CHECKS:
             try:  # the child has said "ran" and nothing more: it waits for "report"
