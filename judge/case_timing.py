@@ -342,9 +342,9 @@ def _run_pair(runners: dict[str, CallRunner], order: tuple[str, str], seeds: dic
                 # helper thread of the submission would slow. Not from the arm command: the first
                 # child of a pair digests its outputs right after its own "ran", while the second
                 # flushes, and 16 MiB of them cost an honest kernel 3 ms there on a loaded CI host.
-                marks = [submission_cpu_ns()]
+                marks: list[int] = []  # none where the child refused the call (no call ran)
                 runners[lib].run(timeout_s, at_armed=lambda marks=marks: marks.append(submission_cpu_ns()))
-                busy_ns = submission_cpu_ns() - marks[-1]
+                busy_ns = submission_cpu_ns() - marks[-1] if marks else 0
             else:
                 runners[lib].run(timeout_s)
         for lib in order:

@@ -48,10 +48,9 @@ def run_pipeline(request: JudgeRequest, *, host: HostConfig, reporter: Reporter)
         built = build_kernels(request, host=host, track=track, sandbox=sandbox, workdir=workdir,
                               reporter=reporter, result=result, before_compile=early)
         if built is not None:
-            if run is None:  # started early, it was made with these very paths (build_kernels checks)
-                make_run(built)
-            assert run is not None
-            if run.judge():
+            # Started early, the run was made with these very paths (build_kernels checks them).
+            judged = run if run is not None else make_run(built)
+            if judged.judge():
                 reporter.stage(Stage.SCORING)
                 _conclude(result)
     except SandboxUnavailableError as exc:

@@ -84,15 +84,16 @@ class Run:
             python_baseline=track.python_baseline is not None, deterministic=False))
 
     def prestart(self) -> None:
-        """Start the children while the submission compiles (`build_kernels`' `before_compile`):
+        """Start the children while the submission compiles (`build_kernels`' `before_compile`, only
+        where the track has `early_submission_start`):
         the baseline's is launched (its hello too: it loads only the baseline), the submission's
         process imports its runtime and waits for its hello, which `judge` sends once the build and
         its checks have passed. `close` ends both if the run goes no further."""
         if any(c.case_set.timed for c in self.cases):
             self.baseline.__enter__()
-        if self.track.early_submission_start and any(c.case_set is not CaseSet.PRIVATE for c in self.cases):
+        if any(c.case_set is not CaseSet.PRIVATE for c in self.cases):
             self.child.start()
-        if self.track.early_submission_start and any(c.case_set is CaseSet.PRIVATE for c in self.cases):
+        if any(c.case_set is CaseSet.PRIVATE for c in self.cases):
             # The private cases' own child (`_judge_groups`): its process waits, idle and empty, for
             # a hello it gets only once every public figure is final; until then it holds no
             # submission code and no case, so nothing public can come from it.
