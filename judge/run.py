@@ -56,6 +56,9 @@ class Run:
         self.workdir, self.reporter, self.result = workdir, reporter, result
         self.problem, self.limits = request.problem, host.limits
         self.cases = self.problem.cases_for(request.backend, list(request.judged_sets))
+        # Private cases in a child of their own (`_judge_groups`), the others in the run's first.
+        self.public_cases = [c for c in self.cases if c.case_set is not CaseSet.PRIVATE]
+        self.private_cases = [c for c in self.cases if c.case_set is CaseSet.PRIVATE]
         if track.deterministic_generation:  # the child does the same: both make every input
             set_deterministic(True, warn_only=True)
         self.checker = OracleChecker(self.problem, oracle_cache, generation_device=track.generation_device,
@@ -91,9 +94,9 @@ class Run:
         its checks have passed. `close` ends both if the run goes no further."""
         if any(c.case_set.timed for c in self.cases):
             self.baseline.__enter__()
-        if any(c.case_set is not CaseSet.PRIVATE for c in self.cases):
+        if self.public_cases:
             self.child.start()
-        if any(c.case_set is CaseSet.PRIVATE for c in self.cases):
+        if self.private_cases:
             # The private cases' own child (`_judge_groups`): its process waits, idle and empty, for
             # a hello it gets only once every public figure is final; until then it holds no
             # submission code and no case, so nothing public can come from it.
@@ -177,8 +180,7 @@ class Run:
         # process may have been started, empty, with the others: `prestart`). A kernel that remembers
         # the private sizes it saw has no public case left to write them into (a red team's kernel
         # did, in the max_abs_err of a public WA, when one child ran every case).
-        public_cases = [c for c in self.cases if c.case_set is not CaseSet.PRIVATE]
-        private_cases = [c for c in self.cases if c.case_set is CaseSet.PRIVATE]
+        public_cases, private_cases = self.public_cases, self.private_cases
         result, options = self.result, self.runtime_options
         with contextlib.ExitStack() as children:
             children.callback(self.checker.close)  # its oracle thread ends with the run

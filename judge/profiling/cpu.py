@@ -36,7 +36,10 @@ from judge.profiling.perf_events import (
 from judge.seeds import fresh_seed
 from judge.threadprofile import ThreadTime, busiest_process, busy_between, load_balance, task_time, thread_times
 
-TARGET_KERNEL_S = 0.1  # the kernel's wall time a profile adds up, at least MIN_CALLS calls
+# The kernel's wall time a profile adds up, at least MIN_CALLS calls. Each call costs several times
+# the kernel (fresh inputs, the eviction, the thread readings): 0.1 s cost 3.4-3.5 s of a judging
+# of five benchmark cases, 0.05 s about half (docs/benchmarks.md, "Where a pair's time goes").
+TARGET_KERNEL_S = 0.05
 MIN_CALLS, MAX_CALLS = 3, 40  # each call also makes fresh inputs in the child: a cap on the pass's cost
 WORKED_SHARE = 0.01  # a thread busy for less than this share of the calls' wall time did not work
 
