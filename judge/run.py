@@ -59,6 +59,7 @@ class Run:
         # Private cases in a child of their own (`_judge_groups`), the others in the run's first.
         self.public_cases = [c for c in self.cases if c.case_set is not CaseSet.PRIVATE]
         self.private_cases = [c for c in self.cases if c.case_set is CaseSet.PRIVATE]
+        self.any_timed = any(c.case_set.timed for c in self.cases)  # the baseline's child is needed
         if track.deterministic_generation:  # the child does the same: both make every input
             set_deterministic(True, warn_only=True)
         self.checker = OracleChecker(self.problem, oracle_cache, generation_device=track.generation_device,
@@ -92,7 +93,7 @@ class Run:
         the baseline's is launched (its hello too: it loads only the baseline), the submission's
         process imports its runtime and waits for its hello, which `judge` sends once the build and
         its checks have passed. `close` ends both if the run goes no further."""
-        if any(c.case_set.timed for c in self.cases):
+        if self.any_timed:
             self.baseline.__enter__()
         if self.public_cases:
             self.child.start()
@@ -184,7 +185,7 @@ class Run:
         result, options = self.result, self.runtime_options
         with contextlib.ExitStack() as children:
             children.callback(self.checker.close)  # its oracle thread ends with the run
-            if any(c.case_set.timed for c in self.cases):
+            if self.any_timed:
                 children.enter_context(self.baseline)  # launched already where `prestart` ran
                 if self.track.early_submission_start and public_cases:
                     children.callback(self.child.__exit__)  # ends it should the baseline fail to start
