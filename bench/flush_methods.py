@@ -1,7 +1,7 @@
 """Cold-cache times under the CPU track's two cache flushes (docs/benchmarks.md, "The cache flush").
 
     .venv/bin/python bench/flush_methods.py [--rounds 40] [--kernel PATH ...] [--sets benchmarks]
-        [--methods buffer,lines,none,pad8,buffer256]
+        [--methods buffer,lines,none,pad8,buffer256,huge64]
 
 The judge may flush by line (evict exactly the call's buffers, judge/tracks/cpu/evict.py) instead
 of writing twice the last-level cache, if the two give the same cold-cache times within the
@@ -15,7 +15,8 @@ the cache matters), and two kinds of candidate cheaper flush that the judge does
 first so its lines take the freed slots dirty (the buffer leaves every LLC line dirty, and the call
 writes back each one it displaces); "buffer<MiB>" writes a smaller buffer; "shared" is one buffer
 flush for two calls prepared before it, the measured one running second (as the second call of a
-timed pair would). Per case it prints each method's median call, each one's paired ratio to
+timed pair would); "huge<MiB>" is the judge's buffer on 2 MiB pages but its last <MiB>
+(bench/_hugebuffer.py). Per case it prints each method's median call, each one's paired ratio to
 "buffer" (median over rounds, with its 95 % interval by bootstrap), and what each flush took.
 """
 
@@ -37,6 +38,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 from _common import REPO_ROOT, SFA_BASELINE  # noqa: E402
+from _hugebuffer import FlushBuffer  # noqa: E402
 from extra_work import _Library, build  # noqa: E402
 
 from judge.abi import DTYPE_CODES, kernel_args_struct, pack_args  # noqa: E402
@@ -79,12 +81,18 @@ def _runtimes(work: Path, methods: list[str]) -> dict[str, CpuRuntime]:
             runtimes[method] = CpuRuntime(buffer)
         elif method == "lines":
             runtimes[method] = CpuRuntime(lines)
+        elif method.startswith("huge"):  # the judge's buffer, but on 2 MiB pages except its last <MiB>
+            runtimes[method] = CpuRuntime(buffer)
+            huge = FlushBuffer(buffer["flush_bytes"], small_tail=int(method[4:]) << 20)
+            print(f"{method}: {huge.describe()}")
+            runtimes[method]._flush = huge.tensor  # noqa: SLF001
         elif method.startswith("pad"):
             runtimes[method] = _Padded(lines, float(method[3:]))
         elif method.startswith("buffer"):
             runtimes[method] = CpuRuntime({**buffer, "flush_bytes": int(method[6:]) << 20})
         else:
-            raise SystemExit(f"unknown flush method {method!r}: buffer, lines, none, shared, pad<k> or buffer<MiB>")
+            raise SystemExit(f"unknown flush method {method!r}: buffer, lines, none, shared, pad<k>, "
+                             "buffer<MiB> or huge<MiB>")
     return runtimes
 
 
