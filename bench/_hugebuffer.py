@@ -1,5 +1,6 @@
 """A flush buffer on transparent huge pages, for bench/flush_methods.py's "huge<MiB>" methods (not
-what the judge ships: docs/benchmarks.md, "The flush on huge pages, tried").
+what the judge ships: docs/benchmarks.md, "The Intel host again, and the flush on huge pages,
+tried").
 
 Writing the buffer (twice the last-level cache) is bandwidth-bound; on 4 KiB pages the sweep also
 walks the page tables once every 64 lines: on a host with a 480 MiB L3 the 960 MiB buffer took

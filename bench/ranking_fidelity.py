@@ -164,7 +164,8 @@ def main() -> None:
     parser.add_argument("--sets", default="benchmarks")
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--emulate-llc-mib", type=int, default=0,
-                        help="flush as if the last-level cache were this size: the pair rate of such a host, "
+                        help="the judge flushes as if the last-level cache were this size (the calibration's flush "
+                             "stays full): the pair rate of such a host, "
                              "NOT its timing (the flush then leaves part of this host's cache warm); "
                              "a measurement aid, never a judge setting")
     parser.add_argument("--calibration-rounds", type=int, default=15,
