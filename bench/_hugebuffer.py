@@ -28,14 +28,14 @@ class FlushBuffer:
     """`nbytes` of zeroed, touched memory; `huge_bytes` of it backed by 2 MiB pages, all but the
     last `SMALL_TAIL`, which the flush writes last."""
 
-    def __init__(self, nbytes: int, *, huge: bool = True, small_tail: int = SMALL_TAIL) -> None:
+    def __init__(self, nbytes: int, *, small_tail: int = SMALL_TAIL) -> None:
         self.nbytes = nbytes
         # One huge page more than asked, so the buffer can start on a 2 MiB boundary.
         self._map = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         mapped = ctypes.addressof(ctypes.c_char.from_buffer(self._map))
-        offset = -mapped % HUGE_PAGE if huge else 0
+        offset = -mapped % HUGE_PAGE
         tail = min(small_tail, nbytes) // HUGE_PAGE * HUGE_PAGE
-        self.advised = huge and nbytes > tail and _advise(mapped + offset, nbytes - tail, MADV_HUGEPAGE)
+        self.advised = nbytes > tail and _advise(mapped + offset, nbytes - tail, MADV_HUGEPAGE)
         if self.advised:  # under THP "always" too
             _advise(mapped + offset + nbytes - tail, tail, MADV_NOHUGEPAGE)
         self.tensor = torch.frombuffer(self._map, dtype=torch.uint8, count=nbytes, offset=offset)
