@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from judge.backends import Backend, CaseSet
 from judge.engine import JudgeRequest, judge_submission
@@ -19,8 +21,9 @@ SFA_BASELINE = REPO_ROOT / "reference_kernels/sparse_flash_attention_grad/cpu/ba
 
 def judge_file(path: Path, *, problem: str = "sparse_flash_attention_grad", sets: tuple[CaseSet, ...],
                sandbox: str = "auto", cache_dir: Path | None = None, secret: bytes = b"bench",
-               memory_cgroup: str = "auto") -> JudgeResult:
-    limits = get_track(Backend.CPU).limits
+               memory_cgroup: str = "auto", **limit_overrides: Any) -> JudgeResult:
+    """Judge one source file on the CPU track; `limit_overrides` replace fields of its Limits."""
+    limits = dataclasses.replace(get_track(Backend.CPU).limits, **limit_overrides)
     request = JudgeRequest(problem=load_problem(problem), backend=Backend.CPU,
                            sources=read_sources([path], limits), case_sets=sets, secret=secret)
     with tempfile.TemporaryDirectory(prefix="opjudge-bench-") as work:

@@ -1,6 +1,6 @@
 """Where a score's spread comes from: each case alone, or the whole judging (docs/benchmarks.md).
 
-    .venv/bin/python bench/judging_noise.py [--runs 10] [--kernel PATH] [--sets benchmarks]
+    .venv/bin/python bench/judging_noise.py [--runs 10] [--kernel PATH] [--sets benchmarks] [--cases-per-pair 0,1]
 
 Judges one kernel (default: ranking_fidelity.py's `fast`, the CPU baseline doing 20 % of its key
 steps twice) `--runs` times and splits the log of each case's ratio into a case mean, a judging
@@ -71,30 +71,49 @@ def main() -> None:
     parser.add_argument("--sets", default="benchmarks")
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--json", type=Path, help="write every case's figures here")
+    parser.add_argument("--cases-per-pair", default="", help=(
+        "Limits.cases_per_timing_pair, or a comma list taken in turn (\"0,1\": judgings alternate between "
+        "one pair of children a group and a fresh pair every case, each reported apart)"))
     options = parser.parse_args()
+    settings = [int(v) for v in options.cases_per_pair.split(",")] if options.cases_per_pair else [None]
     sets = tuple(CaseSet(s) for s in options.sets.split(","))
     folder = Path(tempfile.mkdtemp(prefix="opjudge-noise-"))
     kernel = options.kernel or make_variant(FAST_PERMILLE, folder)
     cache = folder / "cache"
     _watch_record()
-    rows: list[dict[str, dict[str, float]]] = []
-    scores: list[float] = []
+    rows: dict[int | None, list[dict[str, dict[str, float]]]] = {v: [] for v in settings}
+    scores: dict[int | None, list[float]] = {v: [] for v in settings}
     for run in range(options.runs):
         started = time.monotonic()
-        result = judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=cache)
+        setting = settings[run % len(settings)]
+        overrides = {} if setting is None else {"cases_per_timing_pair": setting}
+        result = judge_file(kernel, sets=sets, sandbox=options.sandbox, cache_dir=cache, **overrides)
         if result.verdict.value != "AC":
             raise SystemExit(f"{kernel.name}: {result.verdict.value}: {result.message}")
         row = {c.name: {"ratio": c.ratio, "sub": c.timing.median_ns, "base": c.baseline_timing.median_ns,
                         "pairs": c.timing.count, **_SEEN.get(c.name, {})}
                for c in result.cases if c.ratio and c.timing and c.baseline_timing}
-        rows.append(row)
-        scores.append(result.score)
+        rows[setting].append(row)
+        scores[setting].append(result.score)
         profile = ", ".join(f"{k} {v:.2f}" for k, v in sorted(result.timing_profile_s.items(), key=lambda kv: -kv[1]))
-        print(f"run {run + 1}: score {result.score:.2f} in {time.monotonic() - started:.1f} s, load "
+        label = "" if setting is None else f" [cases per pair {setting}]"
+        print(f"run {run + 1}{label}: score {result.score:.2f} in {time.monotonic() - started:.1f} s, load "
               f"{Path('/proc/loadavg').read_text().split()[0]}; timing phase (s): {profile}", flush=True)
-    names = sorted(rows[0])
     if options.json:
-        options.json.write_text(json.dumps({"scores": scores, "cases": rows}, indent=1))
+        options.json.write_text(json.dumps({str(v): {"scores": scores[v], "cases": rows[v]} for v in settings},
+                                           indent=1))
+    for setting in settings:
+        if setting is not None:
+            print(f"\n=== cases per pair of children: {setting or 'all of a group'}")
+        report(rows[setting], scores[setting])
+
+
+def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None:
+    """The spread of `scores` and where it comes from, split by case and judging."""
+    if len(rows) < 2:
+        print("(fewer than two judgings: no spread)")
+        return
+    names = sorted(rows[0])
     print(f"\nscore: mean {statistics.fmean(scores):.2f}, CV {100 * _sd(scores) / statistics.fmean(scores):.2f} %")
     for key, label in (("ratio", "ratio"), ("sub", "submission's median"), ("base", "baseline's median")):
         table = [[math.log(row[n][key]) for n in names] for row in rows]

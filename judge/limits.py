@@ -45,6 +45,10 @@ class Limits:
     # (OPJUDGE_DISTURBED_TIMING_ATTEMPTS, workers/settings.py).
     disturbed_timing_attempts: int = 1
     disturbed_backoff_s: float = 15.0
+    # The timing phase starts a fresh pair of runner children (the submission's and the baseline's)
+    # every this many timed cases, so that what one pair of processes draws (where its memory lands)
+    # is not shared by every case of the score (judge/timing_children.py); 0: one pair a group.
+    cases_per_timing_pair: int = 0
 
 
 # 3.8 s a case: the `benchmarks` set's judge takes about 35 s of its 45 s target, but a ranked

@@ -16,6 +16,7 @@ from judge.backends import CaseSet, Isolation, Stage
 from judge.baseline_trust import BASELINE_KERNEL, BaselineNames
 from judge.builds import BuiltKernels
 from judge.call_check import OracleChecker, conduct
+from judge.child_limits import address_space_mib, runner_cpu_seconds, runner_process_limit
 from judge.conditions import overheads_ns, positive
 from judge.determinism import set_deterministic
 from judge.host_config import HostConfig
@@ -35,6 +36,7 @@ from judge.runner.spec import REPO_ROOT, SessionSpec
 from judge.sandbox.base import Sandbox, SandboxLimits
 from judge.sandbox.memcg import memory_root
 from judge.seeds import mixed_seed
+from judge.timing_children import TimingChildren
 from judge.timing_phase import TimingPhase, time_cases
 from judge.tracks import Track
 from judge.verdict import Verdict
@@ -42,7 +44,6 @@ from judge.verdict import Verdict
 log = logging.getLogger("opjudge.judge")
 CORRECTNESS_LATE_PROBE_MS = 150  # correctness calls are untimed: look longer for late writes
 PROFILE_BUDGET_S = 1.0  # wall time of one case's profiled pass on the CPU (a device tool takes a multiple)
-RUNNER_START_CPU_S = 30.0
 
 
 class Run:
@@ -77,15 +78,16 @@ class Run:
         self.disturbed: list[str] = []  # each group's timing that stayed disturbed (retime.py)
         self.names: BaselineNames | None = None  # which baseline times each case, once the baseline is ready
         self.private_child: RunnerSession | None = None  # the private cases' child where `prestart` started it
+        self.timing: tuple[TimingPhase, TimingChildren] | None = None  # the group being timed, and its children
+        self.pairs_started = 0  # fresh pairs the timing phases started (judge/timing_children.py)
+        self.child_start_s = 0.0  # and the seconds they took (the judge's, not the run's)
         (workdir / "run").mkdir()
         self.child = self._session("submission", built.submission, workdir / "run")  # a death's report reads it
         # The baseline never shares the submission's process (judge/runner/baseline_session.py). Its child is
         # launched first and is ready before the submission's first call. Only the submission's child
         # makes inputs the worker compares with its own, so only it needs deterministic generation
         # (which could also slow a vendor operator down). The vendor adapter's folder is its alone.
-        self.baseline = BaselineRunner(self._session(
-            "baseline", built.baseline, workdir / "baseline-run",
-            python_baseline=track.python_baseline is not None, deterministic=False))
+        self.baseline = self._baseline_runner(workdir / "baseline-run")
 
     def prestart(self) -> None:
         """Start the children while the submission compiles (`build_kernels`' `before_compile`, only
@@ -113,6 +115,11 @@ class Run:
     def _private_session(self) -> RunnerSession:
         return self._session("submission", self.built.submission, self.workdir / "private-run")
 
+    def _baseline_runner(self, folder: Path) -> BaselineRunner:
+        return BaselineRunner(self._session("baseline", self.built.baseline, folder,
+                                            python_baseline=self.track.python_baseline is not None,
+                                            deterministic=False))
+
     def _base_spec(self, sandbox: Sandbox) -> SessionSpec:
         """What every child of the run shares; `_session` sets each one's own fields."""
         host, track, limits, backend = self.host, self.track, self.limits, self.request.backend
@@ -128,7 +135,7 @@ class Run:
         box_limits = SandboxLimits(
             cpu_time_s=runner_cpu_seconds(limits.run_time_limit_s, self.threads),
             max_processes=runner_process_limit(limits.max_processes, self.threads),
-            address_space_mib=_address_space_mib(track, memory_cgroups is not None),
+            address_space_mib=address_space_mib(track, memory_cgroups is not None),
             max_file_size_bytes=limits.max_file_size_bytes, max_open_files=limits.max_open_files,
             devices=tuple(track.device_nodes(host)),
             # Shared memory and tmpfs files count too; no IPC objects on the CPU track, whose seal
@@ -233,17 +240,20 @@ class Run:
             timed = [(r, c) for r, c in zip(mine, group, strict=True) if c.case_set.timed]
             if timed and self._all_passed():
                 self.reporter.stage(Stage.TIMING)
-                self._time_group(child, timed)
-            if public and self.host.profile and self._all_passed():
-                profile_cases(result, timed, lambda case: self._profile_context(child, case))
-        if public:  # after the child has exited (and flushed its C stdio buffers) and the drains have ended
-            result.kernel_output = child.output_text() + result.kernel_output
+                self._time_group(child, timed, public=public)
+            if public and self.host.profile and self._all_passed():  # in the timing's last child
+                profile_cases(result, timed, lambda case: self._profile_context(self.child, case))
+        self.child.__exit__()  # the timing's last child, where it started fresh ones
+        if public:  # after the children have exited (and flushed their C stdio buffers) and the drains have ended
+            output = self.timing[1].output_text() if self.timing is not None else child.output_text()
+            result.kernel_output = output + result.kernel_output
+        self.timing = None
         return self._all_passed()
 
     def _all_passed(self) -> bool:
         return all(c.passed for c in self.case_results)
 
-    def _time_group(self, child: RunnerSession, timed: list[tuple[CaseResult, Case]]) -> None:
+    def _time_group(self, child: RunnerSession, timed: list[tuple[CaseResult, Case]], *, public: bool) -> None:
         result, checker, limits, names = self.result, self.checker, self.limits, self.names
         assert names is not None  # set before any group is judged
         timing_started, oracle_before = time.monotonic(), checker.oracle_seconds
@@ -252,11 +262,18 @@ class Run:
             case_result.baseline = names(case)
         phase = TimingPhase(child, self.baseline, checker, self.host, self.runtime_options, self.track.host_clock,
                             baseline_names=names)
+        folder = "run" if public else "private-run"
+        self.timing = phase, TimingChildren(
+            child, self.baseline, every=limits.cases_per_timing_pair, public=public,
+            new_child=lambda n: self._session("submission", self.built.submission, self.workdir / f"{folder}-{n}"),
+            new_baseline=lambda n: self._baseline_runner(self.workdir / f"baseline-run-{self.pairs_started + 1}"))
         time_until_calm(lambda: self._time_phase(phase, timed), result,
                         RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
                         room_for=self._room_for, passed=lambda: all(r.passed for r, _ in timed))
         if result.conditions.disturbed:
             self.disturbed.append(result.conditions.disturbed)
+        if limits.cases_per_timing_pair:  # where the timing's time went (bench/ranking_fidelity.py)
+            result.timing_profile_s["child_starts"] = self.child_start_s
         for case_result, case in timed:  # the vendor operator failed on it: the kernel timed it
             if case.name in self.baseline.vendor_failures:
                 case_result.baseline = BASELINE_KERNEL
@@ -268,6 +285,8 @@ class Run:
 
     def _time_phase(self, phase: TimingPhase, timed: list[tuple[CaseResult, Case]]) -> None:
         """One attempt of the timing phase (retime.py)."""
+        if self.timing is not None:
+            self.timing[1].begin_attempt()
         time_cases(phase, timed, self.result, before_case=self._before_timed_case,
                    after_case=lambda c: self.reporter.note(f"timed {c.name}"))
         self.first_timed = self.first_timed if self.first_timed is not None else time.monotonic()
@@ -277,10 +296,29 @@ class Run:
         of the first attempt on, the clock of the run's time limit stands still."""
         return time.monotonic() - self.first_timed if self.first_timed is not None else 0.0
 
-    def _before_timed_case(self, case: Case) -> None:
+    def _before_timed_case(self, case: Case) -> bool:
+        """Called before each timed case (and round); whether the case gets children started for it."""
         self.current = case
+        fresh = self.timing is not None and self._renew_children(case)
         _within_run_time(self.started + self._judge_time(), self.limits.run_time_limit_s,
                          self.checker.oracle_seconds)
+        return fresh
+
+    def _renew_children(self, case: Case) -> bool:
+        """A fresh pair of children for `case` where it is due (judge/timing_children.py); their
+        start-up is the judge's time: the run's clock is moved past it."""
+        assert self.timing is not None
+        phase, children = self.timing
+        before = children.seconds
+        if not children.before(case):
+            return False
+        self.child, self.baseline = children.child, children.baseline
+        phase.use(children.child, children.baseline)
+        spent = children.seconds - before
+        self.started += spent
+        self.pairs_started += 1
+        self.child_start_s += spent
+        return True
 
     def _room_for(self, seconds: float) -> bool:
         """Whether another timing attempt of `seconds` keeps the whole run, the judge's time too, in its limit."""
@@ -366,44 +404,9 @@ def _within_run_time(started: float, limit_s: float, oracle_s: float) -> None:
                            "this case and the ones after it were not run")
 
 
-def runner_cpu_seconds(run_time_limit_s: float, threads: int) -> float:
-    """RLIMIT_CPU of the runner child: the run's limit for each thread it may keep busy.
-
-    The kernel's OpenMP pool (and a device's spinning synchronisation) all count towards one
-    RLIMIT_CPU; a limit of the run's seconds alone would stop a 64-thread kernel after 10 s.
-    The wall-clock limit of the run is `_within_run_time`'s; this one only stops runaway CPU use.
-    The child's start-up (Python, torch, the cases) is not charged to the run's wall clock, so it
-    gets CPU seconds of its own: without them a loaded host hit this limit before the run's.
-    """
-    return run_time_limit_s * max(1, threads) + RUNNER_START_CPU_S
-
-
-def runner_process_limit(max_processes: int, threads: int) -> int:
-    """RLIMIT_NPROC of the runner children: `max_processes` beyond the threads the run needs.
-
-    The limit counts every thread of the user the children run as, not one process's: the
-    worker's (its oracle may use every core), the submission's child and the baseline's child,
-    each with an OpenMP pool of `threads`. A fixed 256 would stop the baseline's child on a
-    large host (two pools of 128 threads), and that is the judge's failure. Forks are killed by
-    the runner's lockdown anyway; this limit only bounds threads.
-    """
-    return max_processes + 3 * max(1, threads)
-
-
 def _record_failure(case_results: list[CaseResult], case: Case, verdict: Verdict, reason: str) -> None:
     row = next((r for r in case_results if r.name == case.name), None)
     if row is None:
         row = CaseResult(name=case.name, case_set=case.case_set, passed=False)
         case_results.append(row)
     row.passed, row.verdict, row.message = False, verdict, f"case {case.name}: {reason}"
-
-
-def _address_space_mib(track: Track, memory_cgroup: bool) -> int | None:
-    """RLIMIT_AS of a runner child on a track with a host memory limit (device tracks set none).
-    With a memory cgroup the group is the memory limit and the
-    address space only a backstop (four times the limit): reserved but untouched address space is
-    no memory, and OpenMP threads' stacks and glibc's 64 MiB malloc arenas reserve a lot of it on a
-    many-core host. Without a group the address space is the limit (docs/security.md, "Memory")."""
-    if not track.limits.memory_limit_mib:
-        return None
-    return track.limits.memory_limit_mib * (4 if memory_cgroup else 1)

@@ -50,20 +50,27 @@ class TimingPhase:
     baseline_names: BaselineNames | None = None  # which baseline times a case (judge/baseline_trust.py)
 
     def __post_init__(self) -> None:
-        baseline, checker, timeout_s = self.baseline, self.checker, self.host.limits.call_time_limit_s
+        checker, timeout_s = self.checker, self.host.limits.call_time_limit_s
+        current = self._current = {"baseline": self.baseline}  # `use` swaps the pair
 
         def check_baseline(case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
             checker.prefetch(case, seed, cacheable=False)  # beside the fetch: the call is over (`verify`)
-            outputs = baseline.fetch_outputs(timeout_s)
+            outputs = current["baseline"].fetch_outputs(timeout_s)
             # after_kernel False: inputs that differ are the judge's fault (IE), never the team's.
             return checker.check(case, seed, outcome, outputs, cacheable=False, after_kernel=False)
 
         # A closure over the parts, not over self: no cycle keeps the children's pipes alive.
         self.verify_baseline = first_call_verifier(check_baseline, self.baseline_names or (lambda c: BASELINE_KERNEL))
+        self.use(self.session, self.baseline)
+
+    def use(self, session: RunnerSession, baseline: BaselineRunner) -> None:
+        """Time the next calls in this pair of children (judge/timing_children.py)."""
+        self.session, self.baseline = session, baseline
+        self._current["baseline"] = baseline
         if self.host_clock:  # both children's CPU time outside each call's bracket (judge/idle_watch.py)
-            for session in (self.session, getattr(self.baseline, "session", None)):
-                if session is not None:
-                    session.meter_cpu = True
+            for child in (session, getattr(baseline, "session", None)):
+                if child is not None:
+                    child.meter_cpu = True
 
     def verify(self, case: Case, seed: int, outcome: CallOutcome) -> CallCheck:
         # The call has ended: the worker's inputs and truth are made while the child sends its outputs,
@@ -86,14 +93,16 @@ class TimingPhase:
 
 
 def time_cases(phase: TimingPhase, timed: list[tuple[CaseResult, Case]], result: JudgeResult, *,
-               before_case: Callable[[Case], None], after_case: Callable[[Case], None]) -> None:
-    """Time every case (stopping at the first that fails), then spend the budget left over."""
+               before_case: Callable[[Case], bool], after_case: Callable[[Case], None]) -> None:
+    """Time every case (stopping at the first that fails), then spend the budget left over.
+    `before_case` says whether the case is timed in children started for it (judge/timing_children.py),
+    which warm up as long as the first case's."""
     limits = phase.host.limits
     load_before, cpu_before = hostload.load_average(), hostload.cpu_times()
     timings: list[tuple[CaseTiming, CaseResult, Case]] = []
     for index, (case_result, case) in enumerate(timed):
-        before_case(case)
-        warmup_s = limits.min_warmup_s * (FIRST_CASE_WARMUP_FACTOR if index == 0 else 1)
+        fresh = before_case(case)
+        warmup_s = limits.min_warmup_s * (FIRST_CASE_WARMUP_FACTOR if index == 0 or fresh else 1)
         timing = phase.time(case, budget_s=limits.case_time_budget_s * FIRST_PASS_SHARE, warmup_s=warmup_s)
         timings.append((timing, case_result, case))
         _record(phase, timing, case_result, case, checked_before=0)
@@ -127,7 +136,7 @@ def _score_half_widths(timings: list[tuple[CaseTiming, CaseResult, Case]]) -> di
 
 
 def _second_pass(phase: TimingPhase, timings: list[tuple[CaseTiming, CaseResult, Case]],
-                 before_case: Callable[[Case], None]) -> None:
+                 before_case: Callable[[Case], bool]) -> None:
     """Rounds on the least certain case until the budget the cases left is spent."""
     limits = phase.host.limits
     left = sum(limits.case_time_budget_s - t.spent_s for t, _, _ in timings)

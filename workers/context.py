@@ -86,6 +86,8 @@ class WorkerContext:
             limits = dataclasses.replace(limits, case_time_budget_s=s.case_time_budget_s)
         limits = dataclasses.replace(limits, disturbed_timing_attempts=s.disturbed_timing_attempts,
                                      disturbed_backoff_s=s.disturbed_backoff_s)
+        if s.cases_per_timing_pair is not None:
+            limits = dataclasses.replace(limits, cases_per_timing_pair=s.cases_per_timing_pair)
         # A worker's device is its track's setting where the track names one (the NPU's: OPJUDGE_DEVICE,
         # `--device`); else it is the worker's environment, pinned by `pin_device` (a CUDA worker's GPU view).
         setting = get_track(backend).device_setting

@@ -26,6 +26,9 @@ class WorkerSettings(Settings):
     # A timing phase on a disturbed host is run again (judge/retime.py): phases in all, and the first pause.
     disturbed_timing_attempts: int = Field(default=3, ge=1, le=6)
     disturbed_backoff_s: float = Field(default=15.0, ge=0)
+    # A fresh pair of runner children every this many timed cases (judge/timing_children.py); None:
+    # the track's (one pair a group), 0: one pair a group. Costs a child start-up a pair (docs/benchmarks.md).
+    cases_per_timing_pair: int | None = Field(default=None, ge=0)
     # A run whose last timing attempt was disturbed is marked, and stays out of a final ranking. Off only
     # where every timing is that short (the test suite's 0.1 s budgets), which always looks disturbed: the
     # reason is then kept in the run's conditions as `disturbed_unmarked` (judge/conditions.py).

@@ -11,11 +11,11 @@ import pytest
 
 from judge import call_check, run
 from judge.backends import Backend, CaseSet
+from judge.child_limits import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit
 from judge.engine import JudgeRequest, judge_submission
 from judge.host_config import HostConfig
 from judge.limits import CPU_LIMITS
 from judge.problem import load_problem
-from judge.run import RUNNER_START_CPU_S, runner_cpu_seconds, runner_process_limit
 from judge.toolchains.base import SourceFile
 from judge.verdict import Verdict
 

@@ -48,6 +48,9 @@ def test_the_workers_re_time_disturbed_phases_as_their_settings_say(settings) ->
     from judge.limits import Limits
 
     assert Limits().disturbed_timing_attempts == 1
-    tuned = settings.model_copy(update={"disturbed_timing_attempts": 4, "disturbed_backoff_s": 2.5})
+    assert WorkerContext(settings).host_config(Backend.CPU).limits.cases_per_timing_pair == 0  # the track's
+    tuned = settings.model_copy(update={"disturbed_timing_attempts": 4, "disturbed_backoff_s": 2.5,
+                                        "cases_per_timing_pair": 2})
     limits = WorkerContext(tuned).host_config(Backend.CPU).limits
     assert (limits.disturbed_timing_attempts, limits.disturbed_backoff_s) == (4, 2.5)
+    assert limits.cases_per_timing_pair == 2  # judge/timing_children.py
