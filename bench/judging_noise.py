@@ -118,11 +118,16 @@ def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None
     for key, label in (("ratio", "ratio"), ("sub", "submission's median"), ("base", "baseline's median")):
         table = [[math.log(row[n][key]) for n in names] for row in rows]
         judging, rest = effects(table)
-        flat = [v for row in rest for v in row]
+        # The rest's degrees of freedom: (judgings - 1) x (cases - 1), the case means and the judging
+        # effects taken out (a plain n - 1 would read it about 15 % low over eight judgings of five cases).
+        rest_sd = math.sqrt(sum(v * v for row in rest for v in row) / ((len(rows) - 1) * (len(names) - 1)))
         print(f"{label:20}: judging effect sd {100 * _sd(judging):.2f} %, rest sd per case "
-              f"{100 * _sd(flat):.2f} % (over {len(names)} cases {100 * _sd(flat) / math.sqrt(len(names)):.2f} %), "
+              f"{100 * rest_sd:.2f} % (over {len(names)} cases {100 * rest_sd / math.sqrt(len(names)):.2f} %), "
               f"neighbours' correlation {_lag1(judging):+.2f}")
         print("    judging effects %: " + " ".join(f"{100 * v:+.2f}" for v in judging))
+        if key == "ratio":  # what a judging shares beyond what its cases' own noise leaves in their mean
+            excess = max(0.0, _sd(judging) ** 2 - rest_sd**2 / len(names))
+            print(f"    shared beyond the cases' own noise: sd {100 * math.sqrt(excess):.2f} %")
     sub = effects([[math.log(row[n]["sub"]) for n in names] for row in rows])[0]
     base = effects([[math.log(row[n]["base"]) for n in names] for row in rows])[0]
     if len(rows) > 2:
