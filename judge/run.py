@@ -194,6 +194,7 @@ class Run:
             children.callback(self.checker.close)  # its oracle thread ends with the run
             if self.any_timed:
                 children.enter_context(self.baseline)  # launched already where `prestart` ran
+                children.callback(lambda: self.baseline.__exit__())  # the timing's last, where it renewed them
                 if self.track.early_submission_start and public_cases:
                     children.callback(self.child.__exit__)  # ends it should the baseline fail to start
                     if not self.child.started:
