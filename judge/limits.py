@@ -47,7 +47,8 @@ class Limits:
     disturbed_backoff_s: float = 15.0
     # The timing phase starts a fresh pair of runner children (the submission's and the baseline's)
     # every this many timed cases, so that what one pair of processes draws (where its memory lands)
-    # is not shared by every case of the score (judge/timing_children.py); 0: one pair a group.
+    # is not shared by every case of the score (judge/timing_children.py); 0: one pair a group, the
+    # default (measured, fresh pairs cost a start-up each and did not narrow the score's spread).
     cases_per_timing_pair: int = 0
 
 

@@ -1,11 +1,13 @@
 """The runner children a group's timing phase times its cases in (docs/rules.md, "Timing").
 
-One pair of processes (the submission's child and the baseline's) draws things for its whole life
-that move every call it makes alike: where its buffers and its flush buffer land in memory, its
-threads' placement. Timed in one pair, every case of a score shares that draw, and a score's spread
-between judgings keeps it however many pairs the cases get (docs/benchmarks.md, "Fresh children
-for the timing"). With `every` > 0 a group's first pass starts a fresh pair every `every` timed
-cases, so that draw is averaged over the cases as their own noise is.
+One pair of processes (the submission's child and the baseline's) may draw things for its whole
+life that move every call it makes alike: where its buffers and its flush buffer land in memory,
+its threads' placement. Timed in one pair, every case of a score would share that draw. With
+`every` > 0 a group's first pass starts a fresh pair every `every` timed cases, so that such a
+draw is averaged over the cases as their own noise is. Measured, it did not narrow a score's
+spread on the host tried (a 2-vCPU AMD VM) and costs a child start-up a pair, so it is off by default
+(docs/benchmarks.md, "Fresh children for the timing": the shared part of a judging's error came
+from the host's state, not from its processes).
 
 The order keeps the run's rules: the old submission child has exited (none of the team's code
 runs) before the new one gets its hello; the new baseline child is ready before any of the team's
