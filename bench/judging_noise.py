@@ -53,6 +53,14 @@ def effects(table: list[list[float]]) -> tuple[list[float], list[list[float]]]:
     return judging, rest
 
 
+def rest_sd(rest: list[list[float]]) -> float:
+    """The rest's sd per case, read with its degrees of freedom, (judgings - 1) x (cases - 1): the
+    case means and the judging effects are taken out (a plain n - 1 reads it about 15 % low over
+    eight judgings of five cases)."""
+    runs, cases = len(rest), len(rest[0])
+    return math.sqrt(sum(v * v for row in rest for v in row) / ((runs - 1) * (cases - 1)))
+
+
 def _sd(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
@@ -118,15 +126,13 @@ def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None
     for key, label in (("ratio", "ratio"), ("sub", "submission's median"), ("base", "baseline's median")):
         table = [[math.log(row[n][key]) for n in names] for row in rows]
         judging, rest = effects(table)
-        # The rest's degrees of freedom: (judgings - 1) x (cases - 1), the case means and the judging
-        # effects taken out (a plain n - 1 would read it about 15 % low over eight judgings of five cases).
-        rest_sd = math.sqrt(sum(v * v for row in rest for v in row) / ((len(rows) - 1) * (len(names) - 1)))
+        per_case = rest_sd(rest)
         print(f"{label:20}: judging effect sd {100 * _sd(judging):.2f} %, rest sd per case "
-              f"{100 * rest_sd:.2f} % (over {len(names)} cases {100 * rest_sd / math.sqrt(len(names)):.2f} %), "
+              f"{100 * per_case:.2f} % (over {len(names)} cases {100 * per_case / math.sqrt(len(names)):.2f} %), "
               f"neighbours' correlation {_lag1(judging):+.2f}")
         print("    judging effects %: " + " ".join(f"{100 * v:+.2f}" for v in judging))
         if key == "ratio":  # what a judging shares beyond what its cases' own noise leaves in their mean
-            excess = max(0.0, _sd(judging) ** 2 - rest_sd**2 / len(names))
+            excess = max(0.0, _sd(judging) ** 2 - per_case**2 / len(names))
             print(f"    shared beyond the cases' own noise: sd {100 * math.sqrt(excess):.2f} %")
     sub = effects([[math.log(row[n]["sub"]) for n in names] for row in rows])[0]
     base = effects([[math.log(row[n]["base"]) for n in names] for row in rows])[0]

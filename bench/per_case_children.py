@@ -21,7 +21,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from judging_noise import _lag1, _sd, effects
+from judging_noise import _lag1, _sd, effects, rest_sd
 from ranking_fidelity import FAST_PERMILLE, make_variant
 
 from judge.backends import Backend, CaseSet
@@ -68,7 +68,7 @@ def main() -> None:
     if len(scores) < 2:
         return
     shared, rest = effects(table)
-    per_case = _sd([x for row in rest for x in row])
+    per_case = rest_sd(rest)  # with its degrees of freedom (judging_noise.py)
     print(f"score: mean {statistics.fmean(scores):.2f}, CV {_cv(scores):.2f} %")
     print(f"ratio: the round's shared effect sd {100 * _sd(shared):.2f} %, rest sd per case {100 * per_case:.2f} % "
           f"(over {len(cases)} cases {100 * per_case / math.sqrt(len(cases)):.2f} %), "

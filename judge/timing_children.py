@@ -79,8 +79,9 @@ class TimingChildren:
             raise
         self.child, self.baseline = child, baseline
         self.pairs += 1
-        self.seconds += time.monotonic() - started
-        log.debug("timing children renewed (pair %d, %.2f s)", self.pairs, time.monotonic() - started)
+        spent = time.monotonic() - started
+        self.seconds += spent
+        log.debug("timing children renewed (pair %d, %.2f s)", self.pairs, spent)
 
     def output_text(self) -> str:
         """The public group's submission children's output, in the order they ran."""
