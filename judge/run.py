@@ -268,9 +268,13 @@ class Run:
             child, self.baseline, every=limits.cases_per_timing_pair, public=public,
             new_child=lambda n: self._session("submission", self.built.submission, self.workdir / f"{folder}-{n}"),
             new_baseline=lambda n: self._baseline_runner(self.workdir / f"baseline-run-{self.pairs_started + 1}"))
+        # Each attempt of this group replaces its own profile; the groups' profiles add up.
+        earlier_groups, result.timing_profile_s = result.timing_profile_s, {}
         time_until_calm(lambda: self._time_phase(phase, timed), result,
                         RetimePolicy(limits.disturbed_timing_attempts, limits.disturbed_backoff_s),
                         room_for=self._room_for, passed=lambda: all(r.passed for r, _ in timed))
+        result.timing_profile_s = {part: earlier_groups.get(part, 0.0) + result.timing_profile_s.get(part, 0.0)
+                                   for part in earlier_groups.keys() | result.timing_profile_s.keys()}
         if result.conditions.disturbed:
             self.disturbed.append(result.conditions.disturbed)
         if limits.cases_per_timing_pair:  # where the timing's time went (bench/ranking_fidelity.py)

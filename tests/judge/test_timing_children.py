@@ -103,3 +103,6 @@ def test_each_timed_case_in_a_pair_of_its_own(
                                     "baseline-run-2", "private-run-1"])
     assert all(s._closed for s in sessions)
     assert result.timing_profile_s["child_starts"] > 0
+    # The profile covers both groups' timing, not only the private group's.
+    assert result.timing_profile_s["timed_pairs"] == sum(c.timing.count for c in timed)
+    assert {c.case_set.value for c in timed} == {"benchmarks", "private"}
