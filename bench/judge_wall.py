@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SFA_BASELINE, judge_file
+from _common import SFA_BASELINE, HostRecord, judge_file
 
 from judge.backends import CaseSet
 
@@ -23,6 +23,8 @@ def main() -> None:
     parser.add_argument("--warm-cache", action="store_true", help="judge once first so builds and oracles are cached")
     options = parser.parse_args()
     sets = (CaseSet.TESTS, CaseSet.BENCHMARKS, CaseSet.PRIVATE)
+    print(HostRecord.describe(), flush=True)
+    record = HostRecord()
     with tempfile.TemporaryDirectory() as cache:
         if options.warm_cache:
             judge_file(SFA_BASELINE, sets=sets, sandbox=options.sandbox, cache_dir=Path(cache))
@@ -42,6 +44,7 @@ def main() -> None:
     print(f"timing phase: {result.timing_profile_s.get('timed_pairs', 0):.0f} timed pairs; by part (summed over "
           "both runners): " + ", ".join(f"{part} {seconds:.2f} s" for part, seconds in
                                         sorted(parts.items(), key=lambda kv: -kv[1])))
+    print(record.summary())
 
 
 if __name__ == "__main__":

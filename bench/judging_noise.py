@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import judge_file
+from _common import HostRecord, judge_file
 from ranking_fidelity import FAST_PERMILLE, make_variant
 
 from judge import timing_phase
@@ -89,6 +89,8 @@ def main() -> None:
     kernel = options.kernel or make_variant(FAST_PERMILLE, folder)
     cache = folder / "cache"
     _watch_record()
+    print(HostRecord.describe(), flush=True)
+    record = HostRecord()
     rows: dict[int | None, list[dict[str, dict[str, float]]]] = {v: [] for v in settings}
     scores: dict[int | None, list[float]] = {v: [] for v in settings}
     for run in range(options.runs):
@@ -114,6 +116,7 @@ def main() -> None:
         if setting is not None:
             print(f"\n=== cases per pair of children: {setting or 'all of a group'}")
         report(rows[setting], scores[setting])
+    print(record.summary())
 
 
 def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import SFA_BASELINE, judge_file
+from _common import SFA_BASELINE, HostRecord, judge_file
 from extra_work import kernel_slowdowns, mean_slowdown, permille_for
 
 import judge.tracks.cpu as cpu_track
@@ -183,7 +183,8 @@ def main() -> None:
     walls: list[float] = []
     profiles: list[dict[str, float]] = []
     rows = []
-    load_start = _load()
+    print(HostRecord.describe(), flush=True)
+    record = HostRecord()
     with tempfile.TemporaryDirectory() as cache_dir, tempfile.TemporaryDirectory() as source_dir:
         cache, folder = Path(cache_dir), Path(source_dir)
         fast = make_variant(FAST_PERMILLE, folder)
@@ -230,7 +231,7 @@ def main() -> None:
     names = sorted({k for p in profiles for k in p})
     print("timing phase per judging (mean s): " + ", ".join(
         f"{k} {statistics.fmean(p.get(k, 0.0) for p in profiles):.2f}" for k in names))
-    print(f"load average (1 min): {load_start} at the start, {_load()} at the end")
+    print(record.summary())
 
 
 def scores_at(ratio_sets: list[dict[str, float]], level: float) -> list[float]:
