@@ -191,7 +191,9 @@ def _profile(profile: dict[str, int], outcome: CallOutcome) -> None:
     (messages, the worker's waits)."""
     for name, ns in outcome.phases_ns.items():
         profile[name] = profile.get(name, 0) + ns
-    unaccounted = outcome.worker_ns - sum(outcome.phases_ns.values())
+    if outcome.settle_ns:
+        profile["settle"] = profile.get("settle", 0) + outcome.settle_ns
+    unaccounted = outcome.worker_ns - sum(outcome.phases_ns.values()) - outcome.settle_ns
     if outcome.worker_ns and outcome.phases_ns:
         profile["messages"] = profile.get("messages", 0) + max(0, unaccounted)
 

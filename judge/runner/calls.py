@@ -23,6 +23,7 @@ class CallOutcome(protocol.CallReport):
     # Of it, the CPU time of threads other than the processes' main threads from "ran" to the report:
     # the kernel's threads (OpenMP's pool, a helper), which have nothing to do then; -1 when not metered.
     after_helper_cpu_ns: int = -1
+    settle_ns: int = 0  # the worker's wait after "ran" for the kernel's threads to leave the CPU
 
 
 class CallProbe(Protocol):
@@ -48,6 +49,9 @@ class PendingCall:
     waited_ns: int = 0  # the worker's time on the other child of the pair while this one idled
     cpu_armed: tuple[int, int] = (0, 0)
     cpu_ran: tuple[int, int] = (0, 0)
+    cpu_settled: tuple[int, int] = (0, 0)  # once the kernel's threads had left the CPU (idle_watch.py)
+    running_at_ran: int = 0  # kernel threads still running when "ran" came
+    settle_ns: int = 0
     bracket_ns: int = 0
     ran_ns: int = 0  # when "ran" came: the call has been timed
 

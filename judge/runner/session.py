@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from judge.backends import CaseSet
-from judge.idle_watch import tree_cpu_split
+from judge.idle_watch import helper_cpu_ns, tree_cpu_split, wait_until_settled
 from judge.problem import Case
 from judge.runner import protocol
 from judge.runner.calls import CallOutcome, CallProbe, PendingCall, refused_outcome
@@ -282,6 +282,9 @@ class RunnerSession:
                 pending.probe.armed()
             pending.bracket_ns = self._go_and_time(timeout_s)
             pending.ran_ns, pending.cpu_ran = time.perf_counter_ns(), self._meter()
+            if self.meter_cpu:  # the kernel's threads off the CPU: their times complete, the CPUs free
+                pending.running_at_ran, pending.settle_ns = wait_until_settled(self.process_id)
+                pending.cpu_settled = self._meter()
             if pending.probe is not None:
                 pending.probe.ran(pending.bracket_ns)
         except BaseException:
@@ -296,17 +299,19 @@ class RunnerSession:
         if pending.refused is not None:
             return refused_outcome(pending.refused)
         if pending.hold_report:
-            pending.waited_ns += time.perf_counter_ns() - pending.ran_ns  # idle: the pair's second call
+            # idle: the pair's second call (the settle wait before it is this call's: settle_ns)
+            pending.waited_ns += time.perf_counter_ns() - pending.ran_ns - pending.settle_ns
             self._send_line(protocol.REPORT_LINE)
         report = self._expect(protocol.CallReport, timeout_s=timeout_s)
         cpu_reported = self._meter()
         outside = sum(pending.cpu_armed) - sum(pending.cpu_asked) + sum(cpu_reported) - sum(pending.cpu_ran) \
             if self.meter_cpu else -1
-        helpers = cpu_reported[1] - pending.cpu_ran[1] if self.meter_cpu else -1
+        helpers = helper_cpu_ns(pending.cpu_ran[1], pending.cpu_settled[1], cpu_reported[1],
+                                pending.running_at_ran) if self.meter_cpu else -1
         self._output_specs = report.outputs
         return CallOutcome(**report.__dict__, bracket_ns=pending.bracket_ns,
                            worker_ns=time.perf_counter_ns() - pending.asked_ns - pending.waited_ns,
-                           outside_cpu_ns=outside, after_helper_cpu_ns=helpers)
+                           outside_cpu_ns=outside, after_helper_cpu_ns=helpers, settle_ns=pending.settle_ns)
 
     def _meter(self) -> tuple[int, int]:
         return self._cpu_now() if self.meter_cpu else (0, 0)

@@ -16,12 +16,16 @@ from judge.idle_watch import (
     HELPER_CALLS_SV,
     HELPER_GROSS_NS,
     OUTSIDE_CALLS_SV,
+    SETTLE_TAIL_NS,
     OutsideWatch,
     busy_during,
+    helper_cpu_ns,
+    kernel_threads_running,
     more_often_than_chance,
     tree_cpu_ns,
     tree_cpu_split,
     tree_pids,
+    wait_until_settled,
 )
 
 # A parent that starts a child, which starts a thread that spins once told to (a line on stdin).
@@ -225,3 +229,57 @@ def test_tree_cpu_split_counts_a_spinning_helper_thread_apart_from_the_main_thre
     finally:
         spinner.kill()
         spinner.wait()
+
+
+# A process whose second thread spins for `spin_s` seconds once started, then sleeps.
+SPIN_THEN_SLEEP = (
+    "import sys, threading, time\n"
+    "def work():\n"
+    "    end = time.monotonic() + float(sys.argv[1])\n"
+    "    print('spinning', flush=True)\n"
+    "    while time.monotonic() < end:\n"
+    "        pass\n"
+    "    time.sleep(30)\n"
+    "threading.Thread(target=work, daemon=True).start()\n"
+    "time.sleep(30)\n")
+
+
+def _spinning(seconds: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-c", SPIN_THEN_SLEEP, seconds], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "spinning"
+    return process
+
+
+def test_the_wait_after_ran_ends_when_the_kernels_threads_sleep_and_not_before() -> None:
+    spinner = _spinning("0.2")
+    try:
+        assert kernel_threads_running(spinner.pid) == 1  # spinning: running or waiting for a CPU
+        first, waited = wait_until_settled(spinner.pid, limit_ns=60 * 10**9)
+        assert first == 1 and waited > 0
+        assert kernel_threads_running(spinner.pid) == 0  # asleep now: the main thread never counts
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_the_wait_after_ran_is_bounded_for_a_thread_that_never_sleeps() -> None:
+    spinner = _spinning("60")
+    try:
+        first, waited = wait_until_settled(spinner.pid, limit_ns=30_000_000)
+        assert first == 1 and waited >= 30_000_000  # it gave up at the limit; the thread still runs
+        assert kernel_threads_running(spinner.pid) == 1
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert wait_until_settled(None)[0] == 0 and kernel_threads_running(None) == 0  # no process: no wait
+
+
+def test_the_helper_figure_counts_after_the_settled_reading_and_past_the_tail_before_it() -> None:
+    # Settled at once, nothing after: a tail within the allowance of the one thread running is not work.
+    assert helper_cpu_ns(ran=0, settled=SETTLE_TAIL_NS, reported=SETTLE_TAIL_NS, running_at_ran=1) == 0
+    # The same tail with no thread running at "ran" cannot be a tail: it all counts.
+    assert helper_cpu_ns(ran=0, settled=SETTLE_TAIL_NS, reported=SETTLE_TAIL_NS, running_at_ran=0) == SETTLE_TAIL_NS
+    # Work past the tail, and all work after the settled reading, counts.
+    assert helper_cpu_ns(ran=0, settled=SETTLE_TAIL_NS + 7, reported=SETTLE_TAIL_NS + 7 + 11, running_at_ran=1) == 18
+    after = 2 * HELPER_ALLOWANCE_NS
+    assert helper_cpu_ns(ran=0, settled=3, reported=3 + after, running_at_ran=2) == after
