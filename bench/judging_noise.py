@@ -93,6 +93,7 @@ def main() -> None:
     record = HostRecord()
     rows: dict[int | None, list[dict[str, dict[str, float]]]] = {v: [] for v in settings}
     scores: dict[int | None, list[float]] = {v: [] for v in settings}
+    steals: dict[int | None, list[float]] = {v: [] for v in settings}  # the timing phase's CPU steal, %
     for run in range(options.runs):
         started = time.monotonic()
         setting = settings[run % len(settings)]
@@ -105,21 +106,23 @@ def main() -> None:
                for c in result.cases if c.ratio and c.timing and c.baseline_timing}
         rows[setting].append(row)
         scores[setting].append(result.score)
+        steals[setting].append(float(result.host.get("cpu_steal_percent", "nan")))
         profile = ", ".join(f"{k} {v:.2f}" for k, v in sorted(result.timing_profile_s.items(), key=lambda kv: -kv[1]))
         label = "" if setting is None else f" [cases per pair {setting}]"
         print(f"run {run + 1}{label}: score {result.score:.2f} in {time.monotonic() - started:.1f} s, load "
-              f"{Path('/proc/loadavg').read_text().split()[0]}; timing phase (s): {profile}", flush=True)
+              f"{Path('/proc/loadavg').read_text().split()[0]}, CPU steal {steals[setting][-1]:.1f} %; "
+              f"timing phase (s): {profile}", flush=True)
     if options.json:
         options.json.write_text(json.dumps({str(v): {"scores": scores[v], "cases": rows[v]} for v in settings},
                                            indent=1))
     for setting in settings:
         if setting is not None:
             print(f"\n=== cases per pair of children: {setting or 'all of a group'}")
-        report(rows[setting], scores[setting])
+        report(rows[setting], scores[setting], steals[setting])
     print(record.summary())
 
 
-def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None:
+def report(rows: list[dict[str, dict[str, float]]], scores: list[float], steals: list[float]) -> None:
     """The spread of `scores` and where it comes from, split by case and judging."""
     if len(rows) < 2:
         print("(fewer than two judgings: no spread)")
@@ -134,6 +137,8 @@ def report(rows: list[dict[str, dict[str, float]]], scores: list[float]) -> None
               f"{100 * per_case:.2f} % (over {len(names)} cases {100 * per_case / math.sqrt(len(names)):.2f} %), "
               f"neighbours' correlation {_lag1(judging):+.2f}")
         print("    judging effects %: " + " ".join(f"{100 * v:+.2f}" for v in judging))
+        if len(rows) > 2 and all(math.isfinite(v) for v in steals) and len(set(steals)) > 1:
+            print(f"    correlation with the timing phase's CPU steal: {statistics.correlation(judging, steals):+.2f}")
         if key == "ratio":  # what a judging shares beyond what its cases' own noise leaves in their mean
             excess = max(0.0, _sd(judging) ** 2 - per_case**2 / len(names))
             print(f"    shared beyond the cases' own noise: sd {100 * math.sqrt(excess):.2f} %")
