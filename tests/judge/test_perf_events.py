@@ -5,12 +5,14 @@ which every Linux counts (PMU or not), and hardware events where the host has a 
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from judge.hostload import cpu_times
 from judge.profiling.perf_events import (
     CYCLES,
     HARDWARE_EVENTS,
@@ -46,6 +48,7 @@ def _go(child: subprocess.Popen[bytes]) -> None:
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc with OpenMP")
 def test_the_task_clock_of_another_process_matches_its_cpu_accounting(tmp_path: Path) -> None:
     child = _uneven_child(tmp_path)
+    host_before = cpu_times()
     try:
         before = thread_times(child.pid)
         with CounterSet(list(before), [TASK_CLOCK]) as counters:
@@ -58,10 +61,18 @@ def test_the_task_clock_of_another_process_matches_its_cpu_accounting(tmp_path: 
         _go(child)
     finally:
         child.wait(timeout=30)
+    host_after = cpu_times()
     busy = sum(d.busy_s for d in busy_between(before, after) if d.tid in before)
     counted = counts.total(TASK_CLOCK) / 1e9
-    # Two views of the same CPU time; the counter was on only between enable and disable.
-    assert busy > 0.05 and counted == pytest.approx(busy, rel=0.25), (busy, counted)
+    # Two views of the same CPU time; the counter was on only between enable and disable. On a VM
+    # the task clock also runs while the hypervisor has stolen the thread's virtual CPU, which the
+    # scheduler's accounting leaves out (a CI host with 15-30 % steal read 0.318 s against 0.249 s):
+    # the counter may pass the accounting by at most the steal the whole host had meanwhile.
+    stolen_s = 0.0
+    if host_before is not None and host_after is not None and None not in (host_before.steal, host_after.steal):
+        stolen_s = (host_after.steal - host_before.steal) / os.sysconf("SC_CLK_TCK")  # type: ignore[operator]
+    assert busy > 0.05, busy
+    assert 0.75 * busy <= counted <= 1.25 * busy + stolen_s, (busy, counted, stolen_s)
 
 
 def test_hardware_counters_work_or_say_why(tmp_path: Path) -> None:
