@@ -282,11 +282,11 @@ class RunnerSession:
                 pending.probe.armed()
             pending.bracket_ns = self._go_and_time(timeout_s)
             pending.ran_ns, pending.cpu_ran = time.perf_counter_ns(), self._meter()
+            if pending.probe is not None:  # a profiled call's threads, read at "ran" as ever
+                pending.probe.ran(pending.bracket_ns)
             if self.meter_cpu:  # the kernel's threads off the CPU: their times complete, the CPUs free
                 pending.running_at_ran, pending.settle_ns = wait_until_settled(self.process_id)
                 pending.cpu_settled = self._meter()
-            if pending.probe is not None:
-                pending.probe.ran(pending.bracket_ns)
         except BaseException:
             self._pending = None  # a failed call leaves nothing half made behind it
             raise

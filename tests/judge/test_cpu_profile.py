@@ -144,9 +144,10 @@ def test_an_uneven_openmp_kernel_is_profiled_after_timing(tmp_path: Path) -> Non
         # Thread 0 did eight units of work against one: about 1.8x the mean of two threads (the
         # baseline's even part brings it down a little), and the other thread idled for most of each
         # call. The host is shared, and a thread kept waiting for a CPU stretches the others' idle
-        # time: loose bounds (an even kernel reads 1.0 to 1.1 here, tests/e2e/test_profile_page.py).
+        # time: loose bounds (an even kernel reads 1.0 to 1.1 here, tests/e2e/test_profile_page.py;
+        # this one 1.45 to 1.59 on a 2-vCPU VM, and 1.25 in a CI run there at 13-40 % CPU steal).
         assert metrics["threads that worked"] == 2, threads
-        assert metrics["load balance"] > 1.3, threads  # uneven (two threads can show at most 2.0)
+        assert metrics["load balance"] > 1.2, threads  # uneven (two threads can show at most 2.0)
         busy = sorted((r["busy_ms"] for r in threads["tables"][0]["rows"]), reverse=True)[:2]
         assert metrics["load balance"] == pytest.approx(busy[0] / (sum(busy) / 2), rel=0.02), threads
         assert metrics["idle share"] > 15.0, threads
